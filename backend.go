@@ -1,0 +1,144 @@
+package scans
+
+import (
+	"fmt"
+	"time"
+)
+
+// Op names one of the five scan operations, as SPEC and the benchmark
+// tables spell it.
+type Op string
+
+// The operations.
+const (
+	OpLinearScan       Op = "linear_scan"
+	OpMatrixScan       Op = "matrix_scan"
+	OpMatrixAffineScan Op = "matrix_affine_scan"
+	OpParallelScanLog  Op = "parallel_scan_log"
+	OpGivensScan       Op = "givens_scan"
+)
+
+// Ops lists every operation in a fixed order.
+var Ops = []Op{OpLinearScan, OpMatrixScan, OpMatrixAffineScan, OpParallelScanLog, OpGivensScan}
+
+// ParseOp turns an operation's name into an Op.
+func ParseOp(s string) (Op, error) {
+	for _, op := range Ops {
+		if string(op) == s {
+			return op, nil
+		}
+	}
+	return "", fmt.Errorf("scans: unknown operation %q (want one of %v)", s, Ops)
+}
+
+// Direction is forward or backward.
+type Direction string
+
+// The two directions.
+const (
+	Forward  Direction = "forward"
+	Backward Direction = "backward"
+)
+
+// Status says whether a backend can run here, and on what.
+type Status struct {
+	Backend   string // "eager", "vulkan" or "cuda"
+	Available bool
+	Reason    string // why it is not available (empty when it is)
+	Device    string // device name when available, e.g. "NVIDIA H200"
+	Driver    string // driver and API version when available
+}
+
+// String is one line: "vulkan: available on NVIDIA H200 (driver 580.95, Vulkan 1.4)"
+// or "cuda: CUDA not built in: rebuild with -tags cuda".
+func (s Status) String() string {
+	if !s.Available {
+		return s.Backend + ": " + s.Reason
+	}
+	out := s.Backend + ": available"
+	if s.Device != "" {
+		out += " on " + s.Device
+	}
+	if s.Driver != "" {
+		out += " (" + s.Driver + ")"
+	}
+	return out
+}
+
+// Backend runs the scans on one kind of device. Package eager implements it
+// on the host; packages vk and cuda on GPUs; package dispatch chooses among
+// them. A backend's operations accept only tensors it holds (its own
+// Upload's results, or outputs of its own operations) and return tensors it
+// holds. Optional inputs (h0, H0) may be nil; the matching gradient is then
+// nil too. Every method is safe for concurrent use.
+//
+// Forward operations take the inputs and return the output. Backward
+// operations take the forward's inputs, its output and the output's
+// gradient, and return the gradient of every input, in argument order.
+type Backend interface {
+	// Name is "eager", "vulkan" or "cuda".
+	Name() string
+	// Status reports whether the backend can run. The first call may
+	// initialize the device; a backend never touches a driver before.
+	Status() Status
+	// Supports returns nil when the backend's kernels serve op at dims for
+	// element type dt, and a *ScanFallback otherwise.
+	Supports(op Op, d Dims, dt DType) error
+
+	// Upload copies a host tensor to the backend.
+	Upload(h *Host) (Tensor, error)
+	// Download copies a tensor of the backend's to the host.
+	Download(t Tensor) (*Host, error)
+	// Release frees a tensor's device memory; using it afterwards is an
+	// error. It is a no-op for host tensors.
+	Release(t Tensor) error
+
+	LinearScan(a, b, h0 Tensor) (h Tensor, err error)
+	LinearScanBackward(a, b, h0, h, dh Tensor) (da, db, dh0 Tensor, err error)
+
+	MatrixScan(A, b, h0 Tensor) (h Tensor, err error)
+	MatrixScanBackward(A, b, h0, h, dh Tensor) (dA, db, dh0 Tensor, err error)
+
+	MatrixAffineScan(A, X, H0 Tensor) (H Tensor, err error)
+	MatrixAffineScanBackward(A, X, H0, H, dH Tensor) (dA, dX, dH0 Tensor, err error)
+
+	ParallelScanLog(logCoeffs, logValues Tensor) (h Tensor, err error)
+	ParallelScanLogBackward(logCoeffs, logValues, h, dh Tensor) (dLogCoeffs, dLogValues Tensor, err error)
+
+	GivensScan(theta, sigma, x, h0 Tensor) (h Tensor, err error)
+	GivensScanBackward(theta, sigma, x, h0, h, dh Tensor) (dTheta, dSigma, dx, dh0 Tensor, err error)
+}
+
+// Instrumented is implemented by GPU backends for benchmarks: device-side
+// timing, memory accounting and the device's own copy bandwidth.
+type Instrumented interface {
+	// LastKernelTime is the device time (from timestamps or events) that
+	// the kernels of the most recent completed operation took, and false
+	// when no operation has completed yet.
+	LastKernelTime() (time.Duration, bool)
+	// PeakBytes is the largest number of device bytes held at once since
+	// the last ResetPeakBytes.
+	PeakBytes() int64
+	// ResetPeakBytes sets the peak to what is held now.
+	ResetPeakBytes()
+	// CopyBandwidth times device-to-device copies of a buffer of the given
+	// size and returns bytes moved per second, counting bytes read plus
+	// bytes written (the ceiling a scan's bandwidth is compared with).
+	CopyBandwidth(bytes int64) (float64, error)
+	// DispatchLatency is the measured device time of an empty kernel
+	// launch, the fixed cost each launch adds.
+	DispatchLatency() (time.Duration, error)
+}
+
+// Envelope lists the block sizes k and v that the GPU kernels serve.
+var Envelope = []int{1, 2, 4, 8, 16}
+
+// InEnvelope reports whether n is one of Envelope's sizes.
+func InEnvelope(n int) bool {
+	for _, e := range Envelope {
+		if n == e {
+			return true
+		}
+	}
+	return false
+}
