@@ -47,6 +47,10 @@ type Status struct {
 	Reason    string // why it is not available (empty when it is)
 	Device    string // device name when available, e.g. "NVIDIA H200"
 	Driver    string // driver and API version when available
+	// Software is true for a device that runs on the CPU (Mesa's lavapipe,
+	// SwiftShader). MINGRU_SCAN=auto does not pick such a device over the
+	// eager backend; naming the backend explicitly still uses it.
+	Software bool
 }
 
 // String is one line: "vulkan: available on NVIDIA H200 (driver 580.95, Vulkan 1.4)"

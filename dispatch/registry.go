@@ -1,0 +1,53 @@
+package dispatch
+
+import (
+	"sync"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/cuda"
+	"github.com/mingru/scans/eager"
+	"github.com/mingru/scans/vk"
+)
+
+var (
+	backendsOnce sync.Once
+	backends     []scans.Backend
+)
+
+// Backends returns the process's backends: eager first, then the GPU
+// backends in the order Auto prefers them (CUDA, then Vulkan). Making them
+// touches no driver; a backend initializes its device on first use.
+func Backends() []scans.Backend {
+	backendsOnce.Do(func() {
+		backends = []scans.Backend{eager.New(), cuda.New(), vk.New()}
+	})
+	return append([]scans.Backend(nil), backends...)
+}
+
+// Statuses reports, for each of Backends, whether it can run here and on
+// which device, or why not. It initializes each backend's device.
+func Statuses() []scans.Status {
+	bs := Backends()
+	out := make([]scans.Status, len(bs))
+	var wg sync.WaitGroup
+	for i, b := range bs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = b.Status()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// Backend returns the process's backend with the given name ("eager",
+// "cuda" or "vulkan"), or nil.
+func Backend(name string) scans.Backend {
+	for _, b := range Backends() {
+		if b.Name() == name {
+			return b
+		}
+	}
+	return nil
+}
