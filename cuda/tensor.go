@@ -1,0 +1,32 @@
+package cuda
+
+import "github.com/mingru/scans"
+
+// Tensor is a tensor in the GPU's memory, made by Backend.Upload or
+// returned by an operation. Its data is read back with Backend.Download and
+// freed with Backend.Release.
+type Tensor struct {
+	dtype scans.DType
+	shape []int
+	owner *Backend
+	ptr   uint64 // device address; 0 once released (guarded by owner.mu)
+	bytes int64
+}
+
+// DType implements scans.Tensor.
+func (t *Tensor) DType() scans.DType { return t.dtype }
+
+// Shape implements scans.Tensor.
+func (t *Tensor) Shape() []int { return t.shape }
+
+// Location implements scans.Tensor; it is always "cuda".
+func (t *Tensor) Location() string { return "cuda" }
+
+// Len is the number of elements.
+func (t *Tensor) Len() int { return scans.NumElements(t.shape) }
+
+// Bytes is the size of the tensor's device allocation in bytes.
+func (t *Tensor) Bytes() int64 { return t.bytes }
+
+// String describes the tensor, for example "cuda f32(128,64,64)".
+func (t *Tensor) String() string { return "cuda " + scans.ShapeString(t.dtype, t.shape) }
