@@ -71,28 +71,41 @@ func guard(op scans.Op, err *error) {
 	}
 }
 
-// hosts checks that every non-nil argument is a *scans.Host and returns
-// their data widened to float32 (nil for an absent argument). F32 data is
-// used in place: the kernels never write their inputs.
-func hosts(op scans.Op, names []string, ts ...scans.Tensor) ([][]float32, error) {
+// onHost checks that every non-nil argument is a *scans.Host, and
+// otherwise returns an ArgError naming the first that is not. It runs
+// before the shape checks, so that a foreign tensor is named even when it
+// comes first.
+func onHost(op scans.Op, names []string, ts ...scans.Tensor) error {
+	for i, t := range ts {
+		if scans.IsNil(t) {
+			continue
+		}
+		if _, ok := t.(*scans.Host); !ok {
+			return &scans.ArgError{Op: op, Arg: names[i],
+				Want: "a host tensor (*scans.Host): the eager backend computes on the host",
+				Got:  scans.ShapeString(t.DType(), t.Shape()) + " on " + t.Location()}
+		}
+	}
+	return nil
+}
+
+// widen returns the data of host tensors widened to float32 (nil for an
+// absent one). F32 data is used in place: the kernels never write their
+// inputs.
+func widen(ts ...scans.Tensor) [][]float32 {
 	out := make([][]float32, len(ts))
 	for i, t := range ts {
 		if scans.IsNil(t) {
 			continue
 		}
-		h, ok := t.(*scans.Host)
-		if !ok {
-			return nil, &scans.ArgError{Op: op, Arg: names[i],
-				Want: "a host tensor (*scans.Host): the eager backend computes on the host",
-				Got:  scans.ShapeString(t.DType(), t.Shape()) + " on " + t.Location()}
-		}
+		h := t.(*scans.Host)
 		if h.DType() == scans.F32 {
 			out[i] = h.Float32Data()
 		} else {
 			out[i] = h.Float32s()
 		}
 	}
-	return out, nil
+	return out
 }
 
 // store makes the output tensor of type dt and shape from vals, rounding
@@ -150,14 +163,14 @@ func shapeOf(t scans.Tensor) []int {
 func (*Backend) LinearScan(a, b, h0 scans.Tensor) (h scans.Tensor, err error) {
 	op := scans.OpLinearScan
 	defer guard(op, &err)
+	if err := onHost(op, []string{"a", "b", "h0"}, a, b, h0); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckLinearScan(a, b, h0)
 	if err != nil {
 		return nil, err
 	}
-	in, err := hosts(op, []string{"a", "b", "h0"}, a, b, h0)
-	if err != nil {
-		return nil, err
-	}
+	in := widen(a, b, h0)
 	out := make([]float32, d.B*d.T*d.N)
 	LinearForward(d, in[0], in[1], in[2], out)
 	return store(a.DType(), out, a.Shape())
@@ -168,14 +181,14 @@ func (*Backend) LinearScan(a, b, h0 scans.Tensor) (h scans.Tensor, err error) {
 func (*Backend) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
 	op := scans.OpLinearScan
 	defer guard(op, &err)
+	if err := onHost(op, []string{"a", "b", "h0", "h", "dh"}, a, b, h0, h, dh); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckLinearScanBackward(a, b, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	in, err := hosts(op, []string{"a", "b", "h0", "h", "dh"}, a, b, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	in := widen(a, b, h0, h, dh)
 	n := d.B * d.T * d.N
 	gA, gB, gH0 := make([]float32, n), make([]float32, n), optional(h0, d.B*d.N)
 	LinearBackward(d, in[0], in[2], in[3], in[4], gA, gB, gH0)
@@ -191,14 +204,14 @@ func (*Backend) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (da, db, dh0 sc
 func (*Backend) MatrixScan(A, b, h0 scans.Tensor) (h scans.Tensor, err error) {
 	op := scans.OpMatrixScan
 	defer guard(op, &err)
+	if err := onHost(op, []string{"A", "b", "h0"}, A, b, h0); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckMatrixScan(A, b, h0)
 	if err != nil {
 		return nil, err
 	}
-	in, err := hosts(op, []string{"A", "b", "h0"}, A, b, h0)
-	if err != nil {
-		return nil, err
-	}
+	in := widen(A, b, h0)
 	out := make([]float32, d.B*d.T*d.N*2)
 	AffineForward(d, in[0], in[1], in[2], out)
 	return store(A.DType(), out, b.Shape())
@@ -209,14 +222,14 @@ func (*Backend) MatrixScan(A, b, h0 scans.Tensor) (h scans.Tensor, err error) {
 func (*Backend) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
 	op := scans.OpMatrixScan
 	defer guard(op, &err)
+	if err := onHost(op, []string{"A", "b", "h0", "h", "dh"}, A, b, h0, h, dh); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckMatrixScanBackward(A, b, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	in, err := hosts(op, []string{"A", "b", "h0", "h", "dh"}, A, b, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	in := widen(A, b, h0, h, dh)
 	n := d.B * d.T * d.N
 	gA, gB, gH0 := make([]float32, n*4), make([]float32, n*2), optional(h0, d.B*d.N*2)
 	AffineBackward(d, in[0], in[2], in[3], in[4], gA, gB, gH0)
@@ -232,14 +245,14 @@ func (*Backend) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (dA, db, dh0 sc
 func (*Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err error) {
 	op := scans.OpMatrixAffineScan
 	defer guard(op, &err)
+	if err := onHost(op, []string{"A", "X", "H0"}, A, X, H0); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckMatrixAffineScan(A, X, H0)
 	if err != nil {
 		return nil, err
 	}
-	in, err := hosts(op, []string{"A", "X", "H0"}, A, X, H0)
-	if err != nil {
-		return nil, err
-	}
+	in := widen(A, X, H0)
 	out := make([]float32, d.B*d.T*d.N*d.K*d.V)
 	AffineForward(d, in[0], in[1], in[2], out)
 	return store(A.DType(), out, X.Shape())
@@ -250,14 +263,14 @@ func (*Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err err
 func (*Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
 	op := scans.OpMatrixAffineScan
 	defer guard(op, &err)
+	if err := onHost(op, []string{"A", "X", "H0", "H", "dH"}, A, X, H0, H, dH); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	in, err := hosts(op, []string{"A", "X", "H0", "H", "dH"}, A, X, H0, H, dH)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	in := widen(A, X, H0, H, dH)
 	n := d.B * d.T * d.N
 	gA, gX, gH0 := make([]float32, n*d.K*d.K), make([]float32, n*d.K*d.V), optional(H0, d.B*d.N*d.K*d.V)
 	AffineBackward(d, in[0], in[2], in[3], in[4], gA, gX, gH0)
@@ -274,14 +287,14 @@ func (*Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, 
 func (*Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Tensor, err error) {
 	op := scans.OpParallelScanLog
 	defer guard(op, &err)
+	if err := onHost(op, []string{"log_coeffs", "log_values"}, logCoeffs, logValues); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckParallelScanLog(logCoeffs, logValues)
 	if err != nil {
 		return nil, err
 	}
-	in, err := hosts(op, []string{"log_coeffs", "log_values"}, logCoeffs, logValues)
-	if err != nil {
-		return nil, err
-	}
+	in := widen(logCoeffs, logValues)
 	out := make([]float32, d.B*d.T*d.N)
 	LogForward(d, in[0], in[1], out)
 	return store(logCoeffs.DType(), out, logCoeffs.Shape())
@@ -292,14 +305,14 @@ func (*Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Tens
 func (*Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor) (dLogCoeffs, dLogValues scans.Tensor, err error) {
 	op := scans.OpParallelScanLog
 	defer guard(op, &err)
+	if err := onHost(op, []string{"log_coeffs", "log_values", "h", "dh"}, logCoeffs, logValues, h, dh); err != nil {
+		return nil, nil, err
+	}
 	d, err := scans.CheckParallelScanLogBackward(logCoeffs, logValues, h, dh)
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := hosts(op, []string{"log_coeffs", "log_values", "h", "dh"}, logCoeffs, logValues, h, dh)
-	if err != nil {
-		return nil, nil, err
-	}
+	in := widen(logCoeffs, logValues, h, dh)
 	gC, gV := make([]float32, d.B*d.T*d.N), make([]float32, d.B*(d.T+1)*d.N)
 	LogBackward(d, in[0], in[1], in[2], in[3], gC, gV)
 	out, err := stores(logCoeffs.DType(), [][]float32{gC, gV}, [][]int{logCoeffs.Shape(), logValues.Shape()})
@@ -314,14 +327,14 @@ func (*Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor
 func (*Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, err error) {
 	op := scans.OpGivensScan
 	defer guard(op, &err)
+	if err := onHost(op, []string{"theta", "sigma", "x", "h0"}, theta, sigma, x, h0); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckGivensScan(theta, sigma, x, h0)
 	if err != nil {
 		return nil, err
 	}
-	in, err := hosts(op, []string{"theta", "sigma", "x", "h0"}, theta, sigma, x, h0)
-	if err != nil {
-		return nil, err
-	}
+	in := widen(theta, sigma, x, h0)
 	out := make([]float32, d.B*d.T*d.N*d.K)
 	GivensForward(d, in[0], in[1], in[2], in[3], out)
 	return store(sigma.DType(), out, x.Shape())
@@ -332,14 +345,14 @@ func (*Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, er
 func (*Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
 	op := scans.OpGivensScan
 	defer guard(op, &err)
+	if err := onHost(op, []string{"theta", "sigma", "x", "h0", "h", "dh"}, theta, sigma, x, h0, h, dh); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	d, err := scans.CheckGivensScanBackward(theta, sigma, x, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	in, err := hosts(op, []string{"theta", "sigma", "x", "h0", "h", "dh"}, theta, sigma, x, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
+	in := widen(theta, sigma, x, h0, h, dh)
 	n := d.B * d.T * d.N
 	gT, gS, gX := make([]float32, n*(d.K-1)), make([]float32, n*d.K), make([]float32, n*d.K)
 	gH0 := optional(h0, d.B*d.N*d.K)
