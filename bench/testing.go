@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/eager"
+)
+
+// ReferenceFor returns the backend b is compared with: eager for a GPU
+// backend (the contract's reference, f32 accumulation on the same inputs),
+// and the float64 Reference for a host backend (eager itself).
+func ReferenceFor(b scans.Backend) scans.Backend {
+	if IsHost(b) {
+		return Reference()
+	}
+	return eager.New()
+}
+
+// TestBackend runs the conformance matrix (ConformanceCases(quick)) on b
+// as subtests, one per case, named by Case.Name, and logs
+// "conformance: <device> rows=<n> passed=<m>" at the end. It skips, with
+// the backend's reason, when b is not available. A backend's test is
+// three lines:
+//
+//	func TestConformance(t *testing.T) {
+//		bench.TestBackend(t, vk.New(), testing.Short())
+//	}
+//
+// Each run draws fresh inputs from a time-based seed that it logs; a failing
+// subtest logs its seed too (rerun one case with CheckCase).
+func TestBackend(t *testing.T, b scans.Backend, quick bool) {
+	t.Helper()
+	st := b.Status()
+	if !st.Available {
+		t.Skipf("conformance: %s not available: %s", b.Name(), st.Reason)
+	}
+	ref := ReferenceFor(b)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("conformance: %s vs %s, seed %d", st, ref.Name(), seed)
+	cases := ConformanceCases(quick)
+	passed := 0
+	for _, c := range cases {
+		ok := t.Run(c.Name(), func(t *testing.T) {
+			r := CheckCase(b, ref, c, seed)
+			if !r.Pass {
+				t.Errorf("%s (seed %d)", r.Summary(), r.Seed)
+			}
+		})
+		if ok {
+			passed++
+		}
+	}
+	device := st.Device
+	if device == "" {
+		device = st.Backend
+	}
+	t.Logf("conformance: %s rows=%d passed=%d", device, len(cases), passed)
+}
