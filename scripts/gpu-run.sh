@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs on a GPU machine, from the repository root, with the binaries from
+# scripts/build-gpu-bins.sh in .build/ and, when the machine has no Vulkan
+# loader, Debian's libvulkan1 .deb (and friends) in .gl/. Writes logs and
+# tables into one archive, $OUT/gpu-results.tgz (default OUT: ./gpu-out), and
+# a summary on standard output.
+#
+#   scripts/gpu-run.sh [conformance] [bench] [memory]   (default: all three)
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}
+RES=$(mktemp -d)
+mkdir -p "$OUT"
+trap 'tar czf "$OUT/gpu-results.tgz" -C "$RES" .' EXIT
+modes=${*:-conformance bench memory}
+
+if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
+   [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ ! -e /etc/vulkan/icd.d/nvidia_icd.json ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+
+{
+  date -u +"date: %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1
+  nvidia-smi -q 2>/dev/null | grep -iE 'CUDA Version|Driver Version' | head -3
+} | tee "$RES/machine.txt"
+
+rc=0
+for m in $modes; do
+  case $m in
+  conformance)
+    echo "== CUDA conformance"
+    .build/cuda.test -test.v -test.count=1 -test.timeout=540s >"$RES/cuda-conformance.log" 2>&1 || rc=1
+    grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-conformance.log" | tail -20
+    echo "== Vulkan conformance"
+    .build/vk.test -test.v -test.count=1 -test.timeout=540s >"$RES/vk-conformance.log" 2>&1 || rc=1
+    grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
+    ;;
+  bench)
+    echo "== scanbench --check --bench"
+    .build/scanbench --check --bench --out "$RES" 2>&1 | tail -60 || rc=1
+    ;;
+  memory)
+    echo "== scanbench --memory"
+    .build/scanbench --memory --out "$RES" 2>&1 | tail -20 || rc=1
+    ;;
+  esac
+done
+exit $rc
