@@ -1,0 +1,94 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// givens_scan backward, one reverse scan per block (see givens.glsl):
+//   G_t = dh_t + A_{t+1}^T G_{t+1},  dx_t = G_t,
+//   y = R(theta_t) h_{t-1} rebuilt in registers from the stored forward
+//   output (never by dividing by sigma), dsigma_t = G_t * y,
+//   dtheta_t by walking the rotations backwards with gradient sigma_t * G_t,
+//   dh0 = A_0^T G_0.
+// For a rotation with outputs (y_i, y_j) and output gradients (g_i, g_j):
+//   dth = y_i g_j - y_j g_i,  input gradients (c g_i + s g_j, c g_j - s g_i).
+#include "common.glsl"
+#include "givens.glsl"
+
+IN_BUFFER(0, theta_)
+IN_BUFFER(1, sigma_)
+IN_BUFFER(2, h0_)
+IN_BUFFER(3, h_)
+IN_BUFFER(4, dh_)
+OUT_BUFFER(5, dtheta_)
+OUT_BUFFER(6, dsigma_)
+OUT_BUFFER(7, dx_)
+OUT_BUFFER(8, dh0_)
+
+void main() {
+    Blk r = block_of_invocation();
+    if (!r.live) {
+        return;
+    }
+    float u[K];     // A_{t+1}^T G_{t+1}
+    float y[K];     // rotated state
+    float gy[K];    // gradient flowing back through the rotations
+    float cs[K];    // cos of each angle (K-1 used)
+    float sn[K];    // sin of each angle
+    float ymid[K];  // state after the first layer
+    for (uint i = 0u; i < K; i++) {
+        u[i] = 0.0;
+    }
+    for (uint tt = pc.T; tt > 0u; tt--) {
+        uint t = tt - 1u;
+        uint s = step_index(r, t);
+        uint ti = s * (K - 1u);
+        // Rebuild y = R(theta_t) h_{t-1}.
+        for (uint i = 0u; i < K; i++) {
+            if (t > 0u) {
+                y[i] = LD(h_, pc.off[3] + (s - pc.N) * K + i);
+            } else if (HAS_INIT) {
+                y[i] = LD(h0_, pc.off[2] + (r.b * pc.N + r.n) * K + i);
+            } else {
+                y[i] = 0.0;
+            }
+        }
+        for (uint p = 0u; p < K - 1u; p++) {
+            float th = LD(theta_, pc.off[0] + ti + p);
+            cs[p] = cos(th);
+            sn[p] = sin(th);
+            uint i = pair_first(p);
+            float xi = y[i], xj = y[i + 1u];
+            y[i] = cs[p] * xi - sn[p] * xj;
+            y[i + 1u] = sn[p] * xi + cs[p] * xj;
+            if (p + 1u == K / 2u) {
+                for (uint q = 0u; q < K; q++) {
+                    ymid[q] = y[q];
+                }
+            }
+        }
+        for (uint i = 0u; i < K; i++) {
+            uint e = s * K + i;
+            float g = LD(dh_, pc.off[4] + e) + u[i];
+            ST(dx_, pc.off[7] + e, g);
+            ST(dsigma_, pc.off[6] + e, g * y[i]);
+            gy[i] = LD(sigma_, pc.off[1] + e) * g;
+        }
+        // Walk the rotations backwards: second layer (outputs y), then the
+        // first layer (outputs ymid).
+        for (uint pp = K - 1u; pp > 0u; pp--) {
+            uint p = pp - 1u;
+            uint i = pair_first(p);
+            float yi = (p >= K / 2u) ? y[i] : ymid[i];
+            float yj = (p >= K / 2u) ? y[i + 1u] : ymid[i + 1u];
+            float gi = gy[i], gj = gy[i + 1u];
+            ST(dtheta_, pc.off[5] + ti + p, yi * gj - yj * gi);
+            gy[i] = cs[p] * gi + sn[p] * gj;
+            gy[i + 1u] = cs[p] * gj - sn[p] * gi;
+        }
+        for (uint i = 0u; i < K; i++) {
+            u[i] = gy[i];
+        }
+    }
+    if (HAS_INIT) {
+        for (uint i = 0u; i < K; i++) {
+            ST(dh0_, pc.off[8] + (r.b * pc.N + r.n) * K + i, u[i]);
+        }
+    }
+}

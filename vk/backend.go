@@ -1,0 +1,251 @@
+package vk
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mingru/scans"
+)
+
+// config holds what New reads from the environment, plus knobs that the
+// package's own tests set.
+type config struct {
+	loader     string // shared object holding the Vulkan loader
+	device     string // MINGRU_VK_DEVICE: index or name substring
+	validation bool   // MINGRU_VK_VALIDATION=1
+	maxRange   int64  // if > 0, caps maxStorageBufferRange (forces slicing)
+}
+
+// Backend runs the scans on a Vulkan device. It implements scans.Backend
+// and scans.Instrumented. The zero value is not usable; call New.
+type Backend struct {
+	cfg    config
+	once   sync.Once
+	dev    *device
+	err    error // why the device could not be opened
+	poison bool  // fill outputs with NaN before every kernel (tests)
+
+	lastNs atomic.Int64
+	lastOK atomic.Bool
+}
+
+// New returns a Vulkan backend. It touches no driver: the loader is opened
+// and the device chosen on the first call to Status or to an operation.
+// MINGRU_VK_DEVICE and MINGRU_VK_VALIDATION are read now (see the package
+// documentation).
+func New() *Backend {
+	return &Backend{cfg: config{
+		loader:     "libvulkan.so.1",
+		device:     os.Getenv("MINGRU_VK_DEVICE"),
+		validation: os.Getenv("MINGRU_VK_VALIDATION") == "1",
+	}}
+}
+
+// Name implements scans.Backend; it is "vulkan".
+func (b *Backend) Name() string { return "vulkan" }
+
+// device opens the device once and remembers the outcome.
+func (b *Backend) device() (*device, error) {
+	b.once.Do(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				b.dev, b.err = nil, fmt.Errorf("Vulkan not available: initialization panicked: %v", r)
+			}
+		}()
+		d, err := openDevice(b.cfg)
+		if err != nil {
+			b.err = fmt.Errorf("Vulkan not available: %w", err)
+			return
+		}
+		b.dev = d
+	})
+	return b.dev, b.err
+}
+
+func (b *Backend) unavailable() error {
+	_, err := b.device()
+	return &scans.UnavailableError{Backend: "vulkan", Reason: err.Error()}
+}
+
+// Status implements scans.Backend. The first call opens the device.
+func (b *Backend) Status() scans.Status {
+	d, err := b.device()
+	if err != nil {
+		return scans.Status{Backend: "vulkan", Reason: err.Error()}
+	}
+	return scans.Status{Backend: "vulkan", Available: true, Device: d.name, Driver: d.driver}
+}
+
+// Supports implements scans.Backend: nil for shapes the kernels serve
+// (linear_scan and parallel_scan_log: any D; matrix_scan: k=2, v=1;
+// matrix_affine_scan: k, v in {1,2,4,8,16}; givens_scan: k in
+// {2,4,8,16}), a *scans.ScanFallback otherwise. It does not touch the
+// driver.
+func (b *Backend) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
+	return supports(op, d, dt)
+}
+
+// recoverTo turns a panic below the public API into an error.
+func recoverTo(op scans.Op, err *error) {
+	if r := recover(); r != nil {
+		*err = &scans.KernelError{Backend: "vulkan", Op: op, Err: fmt.Errorf("vk: internal error: %v", r)}
+	}
+}
+
+// Upload implements scans.Backend: it copies a host tensor to device
+// memory.
+func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
+	defer recoverTo("upload", &err)
+	if h == nil {
+		return nil, errors.New("vk: Upload: nil host tensor")
+	}
+	d, err := b.device()
+	if err != nil {
+		return nil, b.unavailable()
+	}
+	vt, err := b.newTensor(d, h.DType(), h.Shape())
+	if err != nil {
+		return nil, fmt.Errorf("vk: Upload %v: %w", h, err)
+	}
+	if err := d.write(vt.buf, hostBytes(h)); err != nil {
+		b.free(vt)
+		return nil, fmt.Errorf("vk: Upload %v: %w", h, err)
+	}
+	return vt, nil
+}
+
+// Download implements scans.Backend: it copies a device tensor to the
+// host.
+func (b *Backend) Download(t scans.Tensor) (h *scans.Host, err error) {
+	defer recoverTo("download", &err)
+	vt, ok := t.(*Tensor)
+	if !ok || vt == nil {
+		return nil, fmt.Errorf("vk: Download: want a *vk.Tensor, got %T", t)
+	}
+	if vt.owner != b {
+		return nil, errors.New("vk: Download: the tensor belongs to another vulkan backend")
+	}
+	if vt.released.Load() {
+		return nil, errors.New("vk: Download: the tensor was released")
+	}
+	d, err := b.device()
+	if err != nil {
+		return nil, b.unavailable()
+	}
+	h, err = scans.NewHost(vt.dtype, vt.shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.read(vt.buf, hostBytes(h)); err != nil {
+		return nil, fmt.Errorf("vk: Download %v: %w", vt, err)
+	}
+	return h, nil
+}
+
+// Release implements scans.Backend: it frees the tensor's device memory.
+// Releasing a host tensor or nil is a no-op; releasing twice is an error.
+func (b *Backend) Release(t scans.Tensor) (err error) {
+	defer recoverTo("release", &err)
+	if scans.IsNil(t) {
+		return nil
+	}
+	vt, ok := t.(*Tensor)
+	if !ok {
+		return nil
+	}
+	if vt.owner != b {
+		return errors.New("vk: Release: the tensor belongs to another vulkan backend")
+	}
+	if vt.released.Swap(true) {
+		return errors.New("vk: Release: the tensor was already released")
+	}
+	b.dev.free(vt.buf)
+	vt.buf = nil
+	return nil
+}
+
+func (b *Backend) newTensor(d *device, dt scans.DType, shape []int) (*Tensor, error) {
+	t := &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b}
+	buf, err := d.alloc(t.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	t.buf = buf
+	return t, nil
+}
+
+func (b *Backend) free(ts ...*Tensor) {
+	for _, t := range ts {
+		if t != nil && !t.released.Swap(true) {
+			b.dev.free(t.buf)
+			t.buf = nil
+		}
+	}
+}
+
+// LastKernelTime implements scans.Instrumented: the device time between
+// timestamps written before the first and after the last dispatch of the
+// most recent operation (scaled by the device's timestampPeriod). ok is
+// false before any operation completed, or when the queue has no
+// timestamps.
+func (b *Backend) LastKernelTime() (time.Duration, bool) {
+	if !b.lastOK.Load() {
+		return 0, false
+	}
+	return time.Duration(b.lastNs.Load()), true
+}
+
+// PeakBytes implements scans.Instrumented: the most device bytes held at
+// once (tensors and kernel scratch; staging memory is host memory and not
+// counted) since the last ResetPeakBytes.
+func (b *Backend) PeakBytes() int64 {
+	d, err := b.device()
+	if err != nil {
+		return 0
+	}
+	return d.peakBytes()
+}
+
+// ResetPeakBytes implements scans.Instrumented.
+func (b *Backend) ResetPeakBytes() {
+	if d, err := b.device(); err == nil {
+		d.resetPeak()
+	}
+}
+
+// CopyBandwidth implements scans.Instrumented: it times vkCmdCopyBuffer
+// between two device buffers of the given size with timestamps and returns
+// the median of several copies as (bytes read + bytes written) per second.
+func (b *Backend) CopyBandwidth(bytes int64) (bw float64, err error) {
+	defer recoverTo("copy", &err)
+	if bytes < 4 {
+		return 0, fmt.Errorf("vk: CopyBandwidth: %d bytes, want >= 4", bytes)
+	}
+	d, err := b.device()
+	if err != nil {
+		return 0, b.unavailable()
+	}
+	return d.copyBandwidth(bytes)
+}
+
+// DispatchLatency implements scans.Instrumented: the median device time,
+// between timestamps, of one dispatch of an empty kernel.
+func (b *Backend) DispatchLatency() (lat time.Duration, err error) {
+	defer recoverTo("dispatch", &err)
+	d, err := b.device()
+	if err != nil {
+		return 0, b.unavailable()
+	}
+	return d.dispatchLatency()
+}
+
+// Compile-time checks.
+var (
+	_ scans.Backend      = (*Backend)(nil)
+	_ scans.Instrumented = (*Backend)(nil)
+	_ scans.Tensor       = (*Tensor)(nil)
+)

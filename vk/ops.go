@@ -1,0 +1,512 @@
+package vk
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/mingru/scans"
+)
+
+// hostBytes is a byte view of a host tensor's data (little-endian f32 or
+// 16-bit words, the layout the kernels read).
+func hostBytes(h *scans.Host) []byte {
+	if f := h.Float32Data(); f != nil {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
+	}
+	u := h.Bits()
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(u))), 2*len(u))
+}
+
+// call is one operation in progress: its arguments as vk tensors and the
+// outputs allocated so far (released again if the call fails).
+type call struct {
+	b       *Backend
+	dev     *device
+	op      scans.Op
+	dims    scans.Dims
+	dt      scans.DType
+	outs    []*Tensor
+	scratch []*buffer
+}
+
+// begin checks that every non-nil argument is a live tensor of this
+// backend, that the shape is in the envelope and that the device is open.
+// ts are checked by scans.Check* before begin is called.
+func (b *Backend) begin(op scans.Op, dir scans.Direction, d scans.Dims, names []string, ts []scans.Tensor) (*call, []*Tensor, error) {
+	vts := make([]*Tensor, len(ts))
+	var dt scans.DType
+	for i, t := range ts {
+		if scans.IsNil(t) {
+			continue
+		}
+		vt, ok := t.(*Tensor)
+		if !ok {
+			return nil, nil, &scans.ArgError{Op: op, Arg: names[i], Want: "a *vk.Tensor (use Upload)", Got: fmt.Sprintf("%T on %s", t, t.Location())}
+		}
+		if vt.owner != b {
+			return nil, nil, &scans.ArgError{Op: op, Arg: names[i], Want: "a tensor of this vulkan backend", Got: "a tensor of another vulkan backend"}
+		}
+		if vt.released.Load() {
+			return nil, nil, &scans.ArgError{Op: op, Arg: names[i], Want: "a live tensor", Got: "a released tensor"}
+		}
+		vts[i] = vt
+		dt = vt.dtype
+	}
+	if err := supports(op, d, dt); err != nil {
+		return nil, nil, err
+	}
+	dev, err := b.device()
+	if err != nil {
+		return nil, nil, b.unavailable()
+	}
+	return &call{b: b, dev: dev, op: op, dims: d, dt: dt}, vts, nil
+}
+
+func (c *call) output(shape ...int) (*Tensor, error) {
+	t, err := c.b.newTensor(c.dev, c.dt, shape)
+	if err != nil {
+		return nil, err
+	}
+	c.outs = append(c.outs, t)
+	return t, nil
+}
+
+func (c *call) scratchF32(elems int64) (*buffer, error) {
+	buf, err := c.dev.alloc(4 * elems)
+	if err != nil {
+		return nil, err
+	}
+	c.scratch = append(c.scratch, buf)
+	return buf, nil
+}
+
+// in and out make operands of tensors; a nil tensor gives an empty operand
+// (the device binds a placeholder).
+func (c *call) in(t *Tensor, stride int) operand {
+	if t == nil {
+		return operand{}
+	}
+	return operand{buf: t.buf, stride: int64(stride), esize: int64(c.dt.Size())}
+}
+
+func (c *call) out(t *Tensor, stride int) operand {
+	if t == nil {
+		return operand{}
+	}
+	return operand{buf: t.buf, stride: int64(stride), esize: int64(c.dt.Size()), out: true, poison: poisonPattern(c.dt)}
+}
+
+// run executes the kernels and frees the scratch buffers; on failure it
+// also frees the outputs and returns the error as a *scans.KernelError (or
+// a *scans.ScanFallback when a single batch entry cannot be bound).
+func (c *call) run(ks ...kernel) error {
+	dur, ok, err := c.dev.run(ks, int64(c.dims.B), c.b.poison)
+	for _, s := range c.scratch {
+		c.dev.free(s)
+	}
+	c.scratch = nil
+	if err != nil {
+		c.fail()
+		var fb *scans.ScanFallback
+		if errors.As(err, &fb) {
+			fb.Op = c.op
+			return fb
+		}
+		return &scans.KernelError{Backend: "vulkan", Op: c.op, Err: err}
+	}
+	c.b.lastNs.Store(int64(dur))
+	c.b.lastOK.Store(ok)
+	return nil
+}
+
+// fail releases the outputs of a failed call.
+func (c *call) fail() {
+	c.b.free(c.outs...)
+	c.outs = nil
+}
+
+// allocErr turns a failed output allocation into the call's error.
+func (c *call) allocErr(err error) error {
+	for _, s := range c.scratch {
+		c.dev.free(s)
+	}
+	c.scratch = nil
+	c.fail()
+	return &scans.KernelError{Backend: "vulkan", Op: c.op, Err: err}
+}
+
+// tensorOrNil keeps a nil *Tensor a nil interface.
+func tensorOrNil(t *Tensor) scans.Tensor {
+	if t == nil {
+		return nil
+	}
+	return t
+}
+
+func (c *call) elementwise(dir scans.Direction) kernel {
+	d := c.dims
+	tile, chunks := elementwiseLayout(d.B, d.T, d.N, c.dev.maxWorkgroup())
+	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
+	k.spec[specWG] = uint32(tile * chunks)
+	k.spec[specK], k.spec[specV] = 1, 1
+	k.spec[specChunks] = uint32(chunks)
+	k.spec[specTile] = uint32(tile)
+	k.groupsPerBatch = int64((d.N + tile - 1) / tile)
+	return k
+}
+
+// LinearScan implements scans.Backend.
+func (b *Backend) LinearScan(a, bb, h0 scans.Tensor) (h scans.Tensor, err error) {
+	op := scans.OpLinearScan
+	defer recoverTo(op, &err)
+	d, err := scans.CheckLinearScan(a, bb, h0)
+	if err != nil {
+		return nil, err
+	}
+	c, v, err := b.begin(op, scans.Forward, d, []string{"a", "b", "h0"}, []scans.Tensor{a, bb, h0})
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.output(d.B, d.T, d.N)
+	if err != nil {
+		return nil, c.allocErr(err)
+	}
+	k := c.elementwise(scans.Forward)
+	td := d.T * d.N
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], td), c.in(v[1], td), c.in(v[2], d.N), c.out(out, td)
+	if v[2] != nil {
+		k.flags = 1
+	}
+	if err := c.run(k); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// LinearScanBackward implements scans.Backend.
+func (b *Backend) LinearScanBackward(a, bb, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
+	op := scans.OpLinearScan
+	defer recoverTo(op, &err)
+	d, err := scans.CheckLinearScanBackward(a, bb, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, v, err := b.begin(op, scans.Backward, d, []string{"a", "b", "h0", "h", "dh"}, []scans.Tensor{a, bb, h0, h, dh})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	oa, err := c.output(d.B, d.T, d.N)
+	if err != nil {
+		return nil, nil, nil, c.allocErr(err)
+	}
+	ob, err := c.output(d.B, d.T, d.N)
+	if err != nil {
+		return nil, nil, nil, c.allocErr(err)
+	}
+	var o0 *Tensor
+	if v[2] != nil {
+		if o0, err = c.output(d.B, d.N); err != nil {
+			return nil, nil, nil, c.allocErr(err)
+		}
+	}
+	k := c.elementwise(scans.Backward)
+	td := d.T * d.N
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], td), c.in(v[2], d.N), c.in(v[3], td), c.in(v[4], td)
+	k.binds[4], k.binds[5], k.binds[6] = c.out(oa, td), c.out(ob, td), c.out(o0, d.N)
+	if v[2] != nil {
+		k.flags = 1
+	}
+	if err := c.run(k); err != nil {
+		return nil, nil, nil, err
+	}
+	return oa, ob, tensorOrNil(o0), nil
+}
+
+// ParallelScanLog implements scans.Backend.
+func (b *Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Tensor, err error) {
+	op := scans.OpParallelScanLog
+	defer recoverTo(op, &err)
+	d, err := scans.CheckParallelScanLog(logCoeffs, logValues)
+	if err != nil {
+		return nil, err
+	}
+	c, v, err := b.begin(op, scans.Forward, d, []string{"log_coeffs", "log_values"}, []scans.Tensor{logCoeffs, logValues})
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.output(d.B, d.T, d.N)
+	if err != nil {
+		return nil, c.allocErr(err)
+	}
+	k := c.elementwise(scans.Forward)
+	td := d.T * d.N
+	k.binds[0], k.binds[1], k.binds[2] = c.in(v[0], td), c.in(v[1], td+d.N), c.out(out, td)
+	if err := c.run(k); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ParallelScanLogBackward implements scans.Backend.
+func (b *Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor) (dLogCoeffs, dLogValues scans.Tensor, err error) {
+	op := scans.OpParallelScanLog
+	defer recoverTo(op, &err)
+	d, err := scans.CheckParallelScanLogBackward(logCoeffs, logValues, h, dh)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, v, err := b.begin(op, scans.Backward, d, []string{"log_coeffs", "log_values", "h", "dh"}, []scans.Tensor{logCoeffs, logValues, h, dh})
+	if err != nil {
+		return nil, nil, err
+	}
+	oc, err := c.output(d.B, d.T, d.N)
+	if err != nil {
+		return nil, nil, c.allocErr(err)
+	}
+	ov, err := c.output(d.B, d.T+1, d.N)
+	if err != nil {
+		return nil, nil, c.allocErr(err)
+	}
+	k := c.elementwise(scans.Backward)
+	td := d.T * d.N
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], td), c.in(v[1], td+d.N), c.in(v[2], td), c.in(v[3], td)
+	k.binds[4], k.binds[5] = c.out(oc, td), c.out(ov, td+d.N)
+	if err := c.run(k); err != nil {
+		return nil, nil, err
+	}
+	return oc, ov, nil
+}
+
+func (c *call) block(dir scans.Direction, phase uint32) kernel {
+	d := c.dims
+	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
+	k.spec[specWG] = blockWG
+	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
+	k.spec[specChunks], k.spec[specTile] = 1, 1
+	k.spec[specPhase] = phase
+	if phase == 0 {
+		k.invPerBatch = int64(d.N) * int64(d.V)
+	} else {
+		k.invPerBatch = int64(d.T) * int64(d.N) * int64(d.K) * int64(d.K)
+	}
+	return k
+}
+
+// affine runs matrix_scan or matrix_affine_scan forward.
+func (b *Backend) affine(op scans.Op, d scans.Dims, A, X, H0 scans.Tensor) (scans.Tensor, error) {
+	c, v, err := b.begin(op, scans.Forward, d, []string{"A", xName(op), h0Name(op)}, []scans.Tensor{A, X, H0})
+	if err != nil {
+		return nil, err
+	}
+	shape := stateShape(op, d)
+	out, err := c.output(shape...)
+	if err != nil {
+		return nil, c.allocErr(err)
+	}
+	k := c.block(scans.Forward, 0)
+	sa, sx, s0 := d.T*d.N*d.K*d.K, d.T*d.N*d.K*d.V, d.N*d.K*d.V
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], sa), c.in(v[1], sx), c.in(v[2], s0), c.out(out, sx)
+	if v[2] != nil {
+		k.flags = 1
+	}
+	if err := c.run(k); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// affineBackward runs matrix_scan or matrix_affine_scan backward.
+func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
+	names := []string{"A", xName(op), h0Name(op), stName(op), "d" + stName(op)}
+	c, v, err := b.begin(op, scans.Backward, d, names, []scans.Tensor{A, X, H0, H, dH})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	shape := stateShape(op, d)
+	aShape := append(append([]int(nil), shape[:3]...), d.K, d.K)
+	oA, err := c.output(aShape...)
+	if err != nil {
+		return nil, nil, nil, c.allocErr(err)
+	}
+	oX, err := c.output(shape...)
+	if err != nil {
+		return nil, nil, nil, c.allocErr(err)
+	}
+	var o0 *Tensor
+	if v[2] != nil {
+		s0 := append([]int{d.B}, shape[2:]...)
+		if o0, err = c.output(s0...); err != nil {
+			return nil, nil, nil, c.allocErr(err)
+		}
+	}
+	sa, sx, s0 := d.T*d.N*d.K*d.K, d.T*d.N*d.K*d.V, d.N*d.K*d.V
+	k := c.block(scans.Backward, 0)
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], sa), c.in(v[2], s0), c.in(v[3], sx), c.in(v[4], sx)
+	k.binds[4], k.binds[5], k.binds[6] = c.out(oA, sa), c.out(oX, sx), c.out(o0, s0)
+	if v[2] != nil {
+		k.flags = 1
+	}
+	ks := []kernel{k}
+	if d.V > 1 {
+		// dA sums over the v columns: a second dispatch reads G in f32.
+		g32 := operand{buf: oX.buf, stride: int64(sx), esize: 4}
+		if c.dt != scans.F32 {
+			buf, err := c.scratchF32(int64(d.B) * int64(sx))
+			if err != nil {
+				return nil, nil, nil, c.allocErr(err)
+			}
+			g32 = operand{buf: buf, stride: int64(sx), esize: 4}
+			ks[0].spec[specWriteG32] = 1
+		}
+		ks[0].binds[7] = g32
+		k1 := c.block(scans.Backward, 1)
+		k1.binds = ks[0].binds
+		k1.binds[5].out = false // poisoned once, before the first dispatch
+		k1.binds[4].out = false
+		k1.binds[6].out = false
+		k1.flags = ks[0].flags
+		ks = append(ks, k1)
+	}
+	if err := c.run(ks...); err != nil {
+		return nil, nil, nil, err
+	}
+	return oA, oX, tensorOrNil(o0), nil
+}
+
+func xName(op scans.Op) string {
+	if op == scans.OpMatrixScan {
+		return "b"
+	}
+	return "X"
+}
+
+func h0Name(op scans.Op) string {
+	if op == scans.OpMatrixScan {
+		return "h0"
+	}
+	return "H0"
+}
+
+func stName(op scans.Op) string {
+	if op == scans.OpMatrixScan {
+		return "h"
+	}
+	return "H"
+}
+
+func stateShape(op scans.Op, d scans.Dims) []int {
+	if op == scans.OpMatrixScan {
+		return []int{d.B, d.T, d.N, 2}
+	}
+	return []int{d.B, d.T, d.N, d.K, d.V}
+}
+
+// MatrixScan implements scans.Backend.
+func (b *Backend) MatrixScan(A, bb, h0 scans.Tensor) (h scans.Tensor, err error) {
+	op := scans.OpMatrixScan
+	defer recoverTo(op, &err)
+	d, err := scans.CheckMatrixScan(A, bb, h0)
+	if err != nil {
+		return nil, err
+	}
+	return b.affine(op, d, A, bb, h0)
+}
+
+// MatrixScanBackward implements scans.Backend.
+func (b *Backend) MatrixScanBackward(A, bb, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
+	op := scans.OpMatrixScan
+	defer recoverTo(op, &err)
+	d, err := scans.CheckMatrixScanBackward(A, bb, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return b.affineBackward(op, d, A, bb, h0, h, dh)
+}
+
+// MatrixAffineScan implements scans.Backend.
+func (b *Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err error) {
+	op := scans.OpMatrixAffineScan
+	defer recoverTo(op, &err)
+	d, err := scans.CheckMatrixAffineScan(A, X, H0)
+	if err != nil {
+		return nil, err
+	}
+	return b.affine(op, d, A, X, H0)
+}
+
+// MatrixAffineScanBackward implements scans.Backend.
+func (b *Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
+	op := scans.OpMatrixAffineScan
+	defer recoverTo(op, &err)
+	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return b.affineBackward(op, d, A, X, H0, H, dH)
+}
+
+// GivensScan implements scans.Backend.
+func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, err error) {
+	op := scans.OpGivensScan
+	defer recoverTo(op, &err)
+	d, err := scans.CheckGivensScan(theta, sigma, x, h0)
+	if err != nil {
+		return nil, err
+	}
+	c, v, err := b.begin(op, scans.Forward, d, []string{"theta", "sigma", "x", "h0"}, []scans.Tensor{theta, sigma, x, h0})
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.output(d.B, d.T, d.N, d.K)
+	if err != nil {
+		return nil, c.allocErr(err)
+	}
+	k := c.block(scans.Forward, 0)
+	st, ss, s0 := d.T*d.N*(d.K-1), d.T*d.N*d.K, d.N*d.K
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3], k.binds[4] = c.in(v[0], st), c.in(v[1], ss), c.in(v[2], ss), c.in(v[3], s0), c.out(out, ss)
+	if v[3] != nil {
+		k.flags = 1
+	}
+	if err := c.run(k); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GivensScanBackward implements scans.Backend. It reads only theta, sigma,
+// h0, the forward output h and dh, and allocates nothing besides its
+// outputs.
+func (b *Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
+	op := scans.OpGivensScan
+	defer recoverTo(op, &err)
+	d, err := scans.CheckGivensScanBackward(theta, sigma, x, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	c, v, err := b.begin(op, scans.Backward, d, []string{"theta", "sigma", "x", "h0", "h", "dh"}, []scans.Tensor{theta, sigma, x, h0, h, dh})
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	var outs [4]*Tensor
+	shapes := [][]int{{d.B, d.T, d.N, d.K - 1}, {d.B, d.T, d.N, d.K}, {d.B, d.T, d.N, d.K}, {d.B, d.N, d.K}}
+	for i, s := range shapes {
+		if i == 3 && v[3] == nil {
+			break
+		}
+		if outs[i], err = c.output(s...); err != nil {
+			return nil, nil, nil, nil, c.allocErr(err)
+		}
+	}
+	k := c.block(scans.Backward, 0)
+	st, ss, s0 := d.T*d.N*(d.K-1), d.T*d.N*d.K, d.N*d.K
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3], k.binds[4] = c.in(v[0], st), c.in(v[1], ss), c.in(v[3], s0), c.in(v[4], ss), c.in(v[5], ss)
+	k.binds[5], k.binds[6], k.binds[7], k.binds[8] = c.out(outs[0], st), c.out(outs[1], ss), c.out(outs[2], ss), c.out(outs[3], s0)
+	if v[3] != nil {
+		k.flags = 1
+	}
+	if err := c.run(k); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return outs[0], outs[1], outs[2], tensorOrNil(outs[3]), nil
+}

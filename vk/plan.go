@@ -1,0 +1,156 @@
+package vk
+
+import (
+	"fmt"
+
+	"github.com/mingru/scans"
+)
+
+// The specialization constants of every module, by constant ID.
+const (
+	specWG       = iota // workgroup size (local_size_x_id)
+	specK               // block rows k
+	specV               // block columns v
+	specChunks          // elementwise kernels: chunks of T per channel
+	specTile            // elementwise kernels: channels per workgroup
+	specPhase           // block backward: 0 scan, 1 outer products
+	specWriteG32        // block backward: also write G in f32
+	numSpec
+)
+
+// maxBindings is the number of storage-buffer bindings of the one
+// descriptor-set layout every module shares.
+const maxBindings = 12
+
+// operand is one binding of a kernel: a tensor or an internal buffer, with
+// the number of elements per batch entry (its stride over B) so that it can
+// be bound one slice of the batch at a time.
+type operand struct {
+	buf    *buffer
+	stride int64 // elements per batch entry
+	esize  int64 // bytes per element
+	out    bool  // written by the kernel (poisoned by the test knob)
+	poison uint32
+}
+
+// kernel is one dispatch of a module over the whole batch; the device
+// splits it into slices of the batch when a binding is too large.
+type kernel struct {
+	module string
+	spec   [numSpec]uint32
+	flags  uint32 // bit 0: optional initial state bound
+	T, N   uint32
+	binds  [maxBindings]operand
+	// Workgroups for a slice of bs batch entries: bs*groupsPerBatch when
+	// groupsPerBatch > 0, else ceil(bs*invPerBatch / WG).
+	groupsPerBatch int64
+	invPerBatch    int64
+}
+
+func (k *kernel) groups(bs int64) int64 {
+	if k.groupsPerBatch > 0 {
+		return bs * k.groupsPerBatch
+	}
+	wg := int64(k.spec[specWG])
+	return (bs*k.invPerBatch + wg - 1) / wg
+}
+
+// The elementwise layout (linear_scan, parallel_scan_log). A lane is a
+// batch entry and a tile of TILE contiguous channels (TILE = the smallest
+// power of two >= D, at most 32). The chunk count doubles, starting at 1,
+// while all of these hold:
+//   - each chunk keeps at least minChunkSteps steps (T >= 2*chunks*16);
+//   - the device is not yet full: lanes*TILE*chunks < targetInvocations;
+//   - the workgroup TILE*chunks*2 stays within maxElementwiseWG and the
+//     device's limit.
+//
+// So short T or many lanes give one chunk (a single pass); long T with few
+// lanes gives up to maxElementwiseWG/TILE chunks.
+const (
+	minChunkSteps     = 16
+	targetInvocations = 1 << 16
+	maxElementwiseWG  = 256
+	blockWG           = 64
+)
+
+func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
+	tile = 1
+	for tile < D && tile < 32 {
+		tile *= 2
+	}
+	lanes := int64(B) * int64((D+tile-1)/tile)
+	limit := maxElementwiseWG
+	if maxWG < limit {
+		limit = maxWG
+	}
+	chunks = 1
+	for tile*chunks*2 <= limit &&
+		int64(T) >= int64(2*chunks*minChunkSteps) &&
+		lanes*int64(tile*chunks) < targetInvocations {
+		chunks *= 2
+	}
+	return tile, chunks
+}
+
+func moduleName(op scans.Op, dir scans.Direction, dt scans.DType) string {
+	d := "fwd"
+	if dir == scans.Backward {
+		d = "bwd"
+	}
+	return fmt.Sprintf("%s_%s_%s", op, d, dt)
+}
+
+// poisonPattern is a 32-bit word of NaNs of the type.
+func poisonPattern(dt scans.DType) uint32 {
+	switch dt {
+	case scans.F16:
+		return 0x7e007e00
+	case scans.BF16:
+		return 0x7fc07fc0
+	}
+	return 0x7fc00000
+}
+
+// supports is the kernel envelope (see Backend.Supports).
+func supports(op scans.Op, d scans.Dims, dt scans.DType) error {
+	fb := func(format string, args ...any) error {
+		return &scans.ScanFallback{Backend: "vulkan", Op: op, Reason: fmt.Sprintf(format, args...)}
+	}
+	if !dt.Valid() {
+		return fb("element type %v is not f32, f16 or bf16", dt)
+	}
+	if d.B < 1 || d.T < 1 || d.N < 1 {
+		return fb("empty dimension in %v", d)
+	}
+	const maxU32 = 1<<32 - 1
+	if int64(d.T)+1 > maxU32 || int64(d.N) > maxU32 || int64(d.B) > maxU32 {
+		return fb("a dimension of %v does not fit in 32 bits", d)
+	}
+	switch op {
+	case scans.OpLinearScan, scans.OpParallelScanLog:
+		if d.K != 1 || d.V != 1 {
+			return fb("k=%d v=%d, want k=v=1", d.K, d.V)
+		}
+	case scans.OpMatrixScan:
+		if d.K != 2 || d.V != 1 {
+			return fb("k=%d v=%d, want k=2 v=1", d.K, d.V)
+		}
+	case scans.OpMatrixAffineScan:
+		if !scans.InEnvelope(d.K) {
+			return fb("k=%d is not in %v", d.K, scans.Envelope)
+		}
+		if !scans.InEnvelope(d.V) {
+			return fb("v=%d is not in %v", d.V, scans.Envelope)
+		}
+	case scans.OpGivensScan:
+		if d.K < 2 || !scans.InEnvelope(d.K) {
+			return fb("k=%d is not in {2,4,8,16}", d.K)
+		}
+		if d.V != 1 {
+			return fb("v=%d, want 1", d.V)
+		}
+	default:
+		return fb("unknown operation")
+	}
+	return nil
+}

@@ -1,0 +1,1138 @@
+//go:build cgo
+
+package vk
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/shaders"
+)
+
+// resultError is a failed VkResult.
+type resultError struct{ r vk.Result }
+
+func (e resultError) Error() string {
+	if err := vk.Error(e.r); err != nil {
+		return fmt.Sprintf("%v (VkResult %d)", err, int32(e.r))
+	}
+	return fmt.Sprintf("VkResult %d", int32(e.r))
+}
+
+// check wraps a failed VkResult with what was being done.
+func check(r vk.Result, what string) error {
+	if r == vk.Success {
+		return nil
+	}
+	return fmt.Errorf("vk: %s: %w", what, resultError{r})
+}
+
+// buffer is one device buffer with its own memory.
+type buffer struct {
+	buf    vk.Buffer
+	mem    vk.DeviceMemory
+	size   int64 // bytes allocated for the buffer (a multiple of 4)
+	charge int64 // bytes of device memory counted against the peak
+	host   bool  // host-visible (mapped directly for transfers)
+}
+
+// pipeKey names one specialization of a module.
+type pipeKey struct {
+	module string
+	spec   [numSpec]uint32
+}
+
+// execCtx is what one operation records into: reused across calls, one per
+// concurrent caller.
+type execCtx struct {
+	pool   vk.CommandPool
+	cmd    vk.CommandBuffer
+	fence  vk.Fence
+	dpool  vk.DescriptorPool
+	dcap   int
+	qpool  vk.QueryPool
+	qcap   uint32
+	hasQry bool
+}
+
+const (
+	queryCap       = 16
+	stagingMax     = 64 << 20
+	fenceTimeoutNs = 300 * uint64(time.Second)
+	pushBytes      = 4 * (4 + maxBindings)
+)
+
+// device is an opened Vulkan device with everything the kernels need.
+type device struct {
+	instance vk.Instance
+	debugCB  vk.DebugReportCallback
+	hasDebug bool
+	phys     vk.PhysicalDevice
+	dev      vk.Device
+	queue    vk.Queue
+	qfam     uint32
+
+	name, driver  string
+	devType       vk.PhysicalDeviceType
+	maxRange      int64
+	align         int64
+	maxGroups     [3]uint32
+	maxWG         int
+	tsPeriod      float64
+	tsMask        uint64
+	hasTimestamps bool
+	unified       bool
+	memProps      vk.PhysicalDeviceMemoryProperties
+	dsl           vk.DescriptorSetLayout
+	layout        vk.PipelineLayout
+	placeholder   *buffer
+	queueMu       sync.Mutex
+	pipeMu        sync.Mutex
+	pipes         map[pipeKey]vk.Pipeline
+	modules       map[string]vk.ShaderModule
+	ctxMu         sync.Mutex
+	ctxFree       []*execCtx
+	stageMu       sync.Mutex
+	staging       *buffer
+	stagePtr      unsafe.Pointer
+	memMu         sync.Mutex
+	held, peak    int64
+}
+
+func typeRank(t vk.PhysicalDeviceType) int {
+	switch t {
+	case vk.PhysicalDeviceTypeDiscreteGpu:
+		return 0
+	case vk.PhysicalDeviceTypeIntegratedGpu:
+		return 1
+	case vk.PhysicalDeviceTypeVirtualGpu:
+		return 2
+	case vk.PhysicalDeviceTypeCpu:
+		return 3
+	}
+	return 4
+}
+
+func cstr(b []byte) string {
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		return string(b[:i])
+	}
+	return string(b)
+}
+
+func versionString(v uint32) string {
+	return fmt.Sprintf("%d.%d.%d", v>>22, (v>>12)&0x3ff, v&0xfff)
+}
+
+func driverString(vendor, v uint32) string {
+	if vendor == 0x10de { // NVIDIA: 10.8.8.6
+		return fmt.Sprintf("%d.%d.%d.%d", v>>22, (v>>14)&0xff, (v>>6)&0xff, v&0x3f)
+	}
+	return versionString(v)
+}
+
+type candidate struct {
+	phys  vk.PhysicalDevice
+	props vk.PhysicalDeviceProperties
+	index int
+	name  string
+}
+
+// openDevice loads the loader, creates an instance (with the validation
+// layer when asked), chooses a physical device and creates the device.
+func openDevice(cfg config) (d *device, err error) {
+	if err := loadLoader(cfg.loader); err != nil {
+		return nil, err
+	}
+	d = &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}}
+	defer func() {
+		if err != nil {
+			d.destroy()
+			d = nil
+		}
+	}()
+	if err := d.createInstance(cfg.validation); err != nil {
+		return nil, err
+	}
+	if err := d.choose(cfg.device); err != nil {
+		return nil, err
+	}
+	if cfg.maxRange > 0 && cfg.maxRange < d.maxRange {
+		d.maxRange = cfg.maxRange
+	}
+	if err := d.createDevice(); err != nil {
+		return nil, err
+	}
+	if d.placeholder, err = d.allocRaw(256, false); err != nil {
+		return nil, fmt.Errorf("vk: placeholder buffer: %w", err)
+	}
+	return d, nil
+}
+
+func (d *device) createInstance(validation bool) error {
+	app := &vk.ApplicationInfo{
+		SType:            vk.StructureTypeApplicationInfo,
+		PApplicationName: "mingru-scans\x00",
+		PEngineName:      "mingru-scans\x00",
+		ApiVersion:       vk.MakeVersion(1, 0, 0),
+	}
+	info := &vk.InstanceCreateInfo{SType: vk.StructureTypeInstanceCreateInfo, PApplicationInfo: app}
+	if validation {
+		if err := haveLayer("VK_LAYER_KHRONOS_validation"); err != nil {
+			return err
+		}
+		info.EnabledLayerCount = 1
+		info.PpEnabledLayerNames = []string{"VK_LAYER_KHRONOS_validation\x00"}
+		info.EnabledExtensionCount = 1
+		info.PpEnabledExtensionNames = []string{"VK_EXT_debug_report\x00"}
+	}
+	var inst vk.Instance
+	if err := check(vk.CreateInstance(info, nil, &inst), "create instance"); err != nil {
+		return err
+	}
+	d.instance = inst
+	if err := vk.InitInstance(inst); err != nil {
+		return fmt.Errorf("vk: load instance functions: %w", err)
+	}
+	if validation {
+		cb := &vk.DebugReportCallbackCreateInfo{
+			SType:       vk.StructureTypeDebugReportCallbackCreateInfo,
+			Flags:       vk.DebugReportFlags(vk.DebugReportErrorBit | vk.DebugReportWarningBit | vk.DebugReportPerformanceWarningBit),
+			PfnCallback: debugReport,
+		}
+		var h vk.DebugReportCallback
+		if err := check(vk.CreateDebugReportCallback(inst, cb, nil, &h), "create debug report callback"); err != nil {
+			return err
+		}
+		d.debugCB = h
+		d.hasDebug = true
+	}
+	return nil
+}
+
+func haveLayer(name string) error {
+	var n uint32
+	if err := check(vk.EnumerateInstanceLayerProperties(&n, nil), "enumerate layers"); err != nil {
+		return err
+	}
+	props := make([]vk.LayerProperties, n)
+	if n > 0 {
+		if err := check(vk.EnumerateInstanceLayerProperties(&n, props), "enumerate layers"); err != nil {
+			return err
+		}
+	}
+	for _, p := range props[:n] {
+		p.Deref()
+		if cstr(p.LayerName[:]) == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("MINGRU_VK_VALIDATION=1 but the layer %s is not installed", name)
+}
+
+// choose picks the physical device: MINGRU_VK_DEVICE (an index into the
+// enumeration, or a case-insensitive substring of the name) when set, else
+// discrete > integrated > virtual > CPU, first enumerated on ties.
+func (d *device) choose(want string) error {
+	var n uint32
+	if err := check(vk.EnumeratePhysicalDevices(d.instance, &n, nil), "enumerate physical devices"); err != nil {
+		return err
+	}
+	if n == 0 {
+		return errors.New("no Vulkan device found")
+	}
+	physs := make([]vk.PhysicalDevice, n)
+	if err := check(vk.EnumeratePhysicalDevices(d.instance, &n, physs), "enumerate physical devices"); err != nil {
+		return err
+	}
+	var cands []candidate
+	for i, p := range physs[:n] {
+		var props vk.PhysicalDeviceProperties
+		vk.GetPhysicalDeviceProperties(p, &props)
+		props.Deref()
+		cands = append(cands, candidate{phys: p, props: props, index: i, name: cstr(props.DeviceName[:])})
+	}
+	var names []string
+	for _, c := range cands {
+		names = append(names, fmt.Sprintf("%d: %s", c.index, c.name))
+	}
+	var pick *candidate
+	if want != "" {
+		if idx, err := strconv.Atoi(want); err == nil {
+			if idx < 0 || idx >= len(cands) {
+				return fmt.Errorf("MINGRU_VK_DEVICE=%s is out of range (devices: %s)", want, strings.Join(names, "; "))
+			}
+			pick = &cands[idx]
+		} else {
+			sorted := append([]candidate(nil), cands...)
+			sort.SliceStable(sorted, func(i, j int) bool {
+				return typeRank(sorted[i].props.DeviceType) < typeRank(sorted[j].props.DeviceType)
+			})
+			for i := range sorted {
+				if strings.Contains(strings.ToLower(sorted[i].name), strings.ToLower(want)) {
+					pick = &sorted[i]
+					break
+				}
+			}
+			if pick == nil {
+				return fmt.Errorf("MINGRU_VK_DEVICE=%q matches no device (devices: %s)", want, strings.Join(names, "; "))
+			}
+		}
+		if _, ok := computeFamily(pick.phys); !ok {
+			return fmt.Errorf("device %s has no compute queue", pick.name)
+		}
+	} else {
+		for i := range cands {
+			if _, ok := computeFamily(cands[i].phys); !ok {
+				continue
+			}
+			if pick == nil || typeRank(cands[i].props.DeviceType) < typeRank(pick.props.DeviceType) {
+				pick = &cands[i]
+			}
+		}
+		if pick == nil {
+			return fmt.Errorf("no Vulkan device with a compute queue (devices: %s)", strings.Join(names, "; "))
+		}
+	}
+	d.phys = pick.phys
+	d.name = pick.name
+	d.devType = pick.props.DeviceType
+	d.driver = fmt.Sprintf("driver %s, Vulkan %s", driverString(pick.props.VendorID, pick.props.DriverVersion), versionString(pick.props.ApiVersion))
+	lim := pick.props.Limits
+	lim.Deref()
+	d.maxRange = int64(lim.MaxStorageBufferRange)
+	d.align = int64(lim.MinStorageBufferOffsetAlignment)
+	if d.align < 4 {
+		d.align = 4
+	}
+	d.maxGroups = lim.MaxComputeWorkGroupCount
+	d.maxWG = int(lim.MaxComputeWorkGroupSize[0])
+	if inv := int(lim.MaxComputeWorkGroupInvocations); inv < d.maxWG {
+		d.maxWG = inv
+	}
+	d.tsPeriod = float64(lim.TimestampPeriod)
+	fam, _ := computeFamily(d.phys)
+	d.qfam = fam.index
+	if fam.tsBits > 0 {
+		d.hasTimestamps = true
+		if fam.tsBits >= 64 {
+			d.tsMask = math.MaxUint64
+		} else {
+			d.tsMask = 1<<fam.tsBits - 1
+		}
+	}
+	var mp vk.PhysicalDeviceMemoryProperties
+	vk.GetPhysicalDeviceMemoryProperties(d.phys, &mp)
+	mp.Deref()
+	d.memProps = mp
+	for i := uint32(0); i < d.memProps.MemoryTypeCount; i++ {
+		d.memProps.MemoryTypes[i].Deref()
+	}
+	if d.devType == vk.PhysicalDeviceTypeIntegratedGpu || d.devType == vk.PhysicalDeviceTypeCpu {
+		want := vk.MemoryPropertyFlags(vk.MemoryPropertyDeviceLocalBit | vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
+		for i := uint32(0); i < d.memProps.MemoryTypeCount; i++ {
+			if d.memProps.MemoryTypes[i].PropertyFlags&want == want {
+				d.unified = true
+			}
+		}
+	}
+	return nil
+}
+
+type family struct {
+	index  uint32
+	tsBits uint32
+}
+
+// computeFamily returns a queue family with compute, preferring one with
+// timestamps.
+func computeFamily(p vk.PhysicalDevice) (family, bool) {
+	var n uint32
+	vk.GetPhysicalDeviceQueueFamilyProperties(p, &n, nil)
+	props := make([]vk.QueueFamilyProperties, n)
+	vk.GetPhysicalDeviceQueueFamilyProperties(p, &n, props)
+	var best family
+	found := false
+	for i := uint32(0); i < n; i++ {
+		props[i].Deref()
+		if props[i].QueueFlags&vk.QueueFlags(vk.QueueComputeBit) == 0 || props[i].QueueCount == 0 {
+			continue
+		}
+		f := family{index: i, tsBits: props[i].TimestampValidBits}
+		if !found || (best.tsBits == 0 && f.tsBits > 0) {
+			best, found = f, true
+		}
+	}
+	return best, found
+}
+
+func (d *device) createDevice() error {
+	qinfo := vk.DeviceQueueCreateInfo{
+		SType:            vk.StructureTypeDeviceQueueCreateInfo,
+		QueueFamilyIndex: d.qfam,
+		QueueCount:       1,
+		PQueuePriorities: []float32{1},
+	}
+	info := &vk.DeviceCreateInfo{
+		SType:                vk.StructureTypeDeviceCreateInfo,
+		QueueCreateInfoCount: 1,
+		PQueueCreateInfos:    []vk.DeviceQueueCreateInfo{qinfo},
+	}
+	var dev vk.Device
+	if err := check(vk.CreateDevice(d.phys, info, nil, &dev), "create device"); err != nil {
+		return err
+	}
+	d.dev = dev
+	var q vk.Queue
+	vk.GetDeviceQueue(dev, d.qfam, 0, &q)
+	d.queue = q
+
+	binds := make([]vk.DescriptorSetLayoutBinding, maxBindings)
+	for i := range binds {
+		binds[i] = vk.DescriptorSetLayoutBinding{
+			Binding:         uint32(i),
+			DescriptorType:  vk.DescriptorTypeStorageBuffer,
+			DescriptorCount: 1,
+			StageFlags:      vk.ShaderStageFlags(vk.ShaderStageComputeBit),
+		}
+	}
+	dslInfo := &vk.DescriptorSetLayoutCreateInfo{
+		SType:        vk.StructureTypeDescriptorSetLayoutCreateInfo,
+		BindingCount: maxBindings,
+		PBindings:    binds,
+	}
+	var dsl vk.DescriptorSetLayout
+	if err := check(vk.CreateDescriptorSetLayout(dev, dslInfo, nil, &dsl), "create descriptor set layout"); err != nil {
+		return err
+	}
+	d.dsl = dsl
+	plInfo := &vk.PipelineLayoutCreateInfo{
+		SType:                  vk.StructureTypePipelineLayoutCreateInfo,
+		SetLayoutCount:         1,
+		PSetLayouts:            []vk.DescriptorSetLayout{d.dsl},
+		PushConstantRangeCount: 1,
+		PPushConstantRanges: []vk.PushConstantRange{{
+			StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit),
+			Size:       pushBytes,
+		}},
+	}
+	var pl vk.PipelineLayout
+	if err := check(vk.CreatePipelineLayout(dev, plInfo, nil, &pl), "create pipeline layout"); err != nil {
+		return err
+	}
+	d.layout = pl
+	return nil
+}
+
+// destroy frees everything the device holds (used when opening fails).
+func (d *device) destroy() {
+	if d.dev != nil {
+		vk.DeviceWaitIdle(d.dev)
+		for _, c := range d.ctxFree {
+			vk.DestroyQueryPool(d.dev, c.qpool, nil)
+			vk.DestroyDescriptorPool(d.dev, c.dpool, nil)
+			vk.DestroyFence(d.dev, c.fence, nil)
+			vk.DestroyCommandPool(d.dev, c.pool, nil)
+		}
+		for _, p := range d.pipes {
+			vk.DestroyPipeline(d.dev, p, nil)
+		}
+		for _, m := range d.modules {
+			vk.DestroyShaderModule(d.dev, m, nil)
+		}
+		if d.placeholder != nil {
+			d.free(d.placeholder)
+		}
+		if d.staging != nil {
+			vk.UnmapMemory(d.dev, d.staging.mem)
+			d.freeRaw(d.staging)
+		}
+		if d.layout != vk.NullPipelineLayout {
+			vk.DestroyPipelineLayout(d.dev, d.layout, nil)
+		}
+		if d.dsl != vk.NullDescriptorSetLayout {
+			vk.DestroyDescriptorSetLayout(d.dev, d.dsl, nil)
+		}
+		vk.DestroyDevice(d.dev, nil)
+	}
+	if d.instance != nil {
+		if d.hasDebug {
+			vk.DestroyDebugReportCallback(d.instance, d.debugCB, nil)
+		}
+		vk.DestroyInstance(d.instance, nil)
+	}
+}
+
+func (d *device) maxWorkgroup() int { return d.maxWG }
+
+// memoryType finds a memory type allowed by bits with all of want.
+func (d *device) memoryType(bits uint32, want vk.MemoryPropertyFlags) (uint32, bool) {
+	for i := uint32(0); i < d.memProps.MemoryTypeCount; i++ {
+		if bits&(1<<i) != 0 && d.memProps.MemoryTypes[i].PropertyFlags&want == want {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// allocRaw creates a buffer with its own memory: host-visible when host is
+// true or the device has unified memory, device-local otherwise.
+func (d *device) allocRaw(size int64, host bool) (*buffer, error) {
+	size = (size + 3) &^ 3
+	if size < 4 {
+		size = 4
+	}
+	info := &vk.BufferCreateInfo{
+		SType:       vk.StructureTypeBufferCreateInfo,
+		Size:        vk.DeviceSize(size),
+		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
+		SharingMode: vk.SharingModeExclusive,
+	}
+	b := &buffer{size: size}
+	var vb vk.Buffer
+	if err := check(vk.CreateBuffer(d.dev, info, nil, &vb), fmt.Sprintf("create buffer of %d bytes", size)); err != nil {
+		return nil, err
+	}
+	b.buf = vb
+	var req vk.MemoryRequirements
+	vk.GetBufferMemoryRequirements(d.dev, b.buf, &req)
+	req.Deref()
+	hostFlags := vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
+	var idx uint32
+	var ok bool
+	switch {
+	case host:
+		idx, ok = d.memoryType(req.MemoryTypeBits, hostFlags)
+		b.host = true
+	case d.unified:
+		idx, ok = d.memoryType(req.MemoryTypeBits, hostFlags|vk.MemoryPropertyFlags(vk.MemoryPropertyDeviceLocalBit))
+		b.host = ok
+	}
+	if !ok && !host {
+		idx, ok = d.memoryType(req.MemoryTypeBits, vk.MemoryPropertyFlags(vk.MemoryPropertyDeviceLocalBit))
+		b.host = false
+	}
+	if !ok {
+		vk.DestroyBuffer(d.dev, b.buf, nil)
+		return nil, fmt.Errorf("vk: no suitable memory type for a buffer of %d bytes", size)
+	}
+	ainfo := &vk.MemoryAllocateInfo{
+		SType:           vk.StructureTypeMemoryAllocateInfo,
+		AllocationSize:  req.Size,
+		MemoryTypeIndex: idx,
+	}
+	var mem vk.DeviceMemory
+	if err := check(vk.AllocateMemory(d.dev, ainfo, nil, &mem), fmt.Sprintf("allocate %d bytes", req.Size)); err != nil {
+		vk.DestroyBuffer(d.dev, b.buf, nil)
+		return nil, err
+	}
+	b.mem = mem
+	if err := check(vk.BindBufferMemory(d.dev, b.buf, b.mem, 0), "bind buffer memory"); err != nil {
+		vk.FreeMemory(d.dev, b.mem, nil)
+		vk.DestroyBuffer(d.dev, b.buf, nil)
+		return nil, err
+	}
+	b.charge = int64(req.Size)
+	return b, nil
+}
+
+func (d *device) freeRaw(b *buffer) {
+	vk.DestroyBuffer(d.dev, b.buf, nil)
+	vk.FreeMemory(d.dev, b.mem, nil)
+}
+
+// alloc creates a device buffer and counts it for PeakBytes.
+func (d *device) alloc(size int64) (*buffer, error) {
+	b, err := d.allocRaw(size, false)
+	if err != nil {
+		return nil, err
+	}
+	d.memMu.Lock()
+	d.held += b.charge
+	if d.held > d.peak {
+		d.peak = d.held
+	}
+	d.memMu.Unlock()
+	return b, nil
+}
+
+func (d *device) free(b *buffer) {
+	if b == nil {
+		return
+	}
+	d.freeRaw(b)
+	d.memMu.Lock()
+	d.held -= b.charge
+	d.memMu.Unlock()
+}
+
+func (d *device) peakBytes() int64 {
+	d.memMu.Lock()
+	defer d.memMu.Unlock()
+	return d.peak
+}
+
+func (d *device) resetPeak() {
+	d.memMu.Lock()
+	d.peak = d.held
+	d.memMu.Unlock()
+}
+
+// getCtx takes a recording context from the free list or makes one.
+func (d *device) getCtx() (*execCtx, error) {
+	d.ctxMu.Lock()
+	if n := len(d.ctxFree); n > 0 {
+		c := d.ctxFree[n-1]
+		d.ctxFree = d.ctxFree[:n-1]
+		d.ctxMu.Unlock()
+		return c, nil
+	}
+	d.ctxMu.Unlock()
+	c := &execCtx{}
+	pinfo := &vk.CommandPoolCreateInfo{SType: vk.StructureTypeCommandPoolCreateInfo, QueueFamilyIndex: d.qfam}
+	var pool vk.CommandPool
+	if err := check(vk.CreateCommandPool(d.dev, pinfo, nil, &pool), "create command pool"); err != nil {
+		return nil, err
+	}
+	c.pool = pool
+	cmds := make([]vk.CommandBuffer, 1)
+	ainfo := &vk.CommandBufferAllocateInfo{
+		SType:              vk.StructureTypeCommandBufferAllocateInfo,
+		CommandPool:        c.pool,
+		Level:              vk.CommandBufferLevelPrimary,
+		CommandBufferCount: 1,
+	}
+	if err := check(vk.AllocateCommandBuffers(d.dev, ainfo, cmds), "allocate command buffer"); err != nil {
+		vk.DestroyCommandPool(d.dev, c.pool, nil)
+		return nil, err
+	}
+	c.cmd = cmds[0]
+	var fence vk.Fence
+	if err := check(vk.CreateFence(d.dev, &vk.FenceCreateInfo{SType: vk.StructureTypeFenceCreateInfo}, nil, &fence), "create fence"); err != nil {
+		vk.DestroyCommandPool(d.dev, c.pool, nil)
+		return nil, err
+	}
+	c.fence = fence
+	if d.hasTimestamps {
+		qinfo := &vk.QueryPoolCreateInfo{
+			SType:      vk.StructureTypeQueryPoolCreateInfo,
+			QueryType:  vk.QueryTypeTimestamp,
+			QueryCount: queryCap,
+		}
+		var qp vk.QueryPool
+		if err := check(vk.CreateQueryPool(d.dev, qinfo, nil, &qp), "create query pool"); err != nil {
+			vk.DestroyFence(d.dev, c.fence, nil)
+			vk.DestroyCommandPool(d.dev, c.pool, nil)
+			return nil, err
+		}
+		c.qpool = qp
+		c.qcap = queryCap
+		c.hasQry = true
+	}
+	return c, nil
+}
+
+func (d *device) putCtx(c *execCtx) {
+	d.ctxMu.Lock()
+	d.ctxFree = append(d.ctxFree, c)
+	d.ctxMu.Unlock()
+}
+
+// ensureSets makes the context's descriptor pool hold n sets and resets it.
+func (d *device) ensureSets(c *execCtx, n int) error {
+	if n > c.dcap {
+		if c.dpool != vk.NullDescriptorPool {
+			vk.DestroyDescriptorPool(d.dev, c.dpool, nil)
+			c.dpool, c.dcap = vk.NullDescriptorPool, 0
+		}
+		capacity := 8
+		for capacity < n {
+			capacity *= 2
+		}
+		info := &vk.DescriptorPoolCreateInfo{
+			SType:         vk.StructureTypeDescriptorPoolCreateInfo,
+			MaxSets:       uint32(capacity),
+			PoolSizeCount: 1,
+			PPoolSizes: []vk.DescriptorPoolSize{{
+				Type:            vk.DescriptorTypeStorageBuffer,
+				DescriptorCount: uint32(capacity * maxBindings),
+			}},
+		}
+		var dp vk.DescriptorPool
+		if err := check(vk.CreateDescriptorPool(d.dev, info, nil, &dp), "create descriptor pool"); err != nil {
+			return err
+		}
+		c.dpool = dp
+		c.dcap = capacity
+		return nil
+	}
+	return check(vk.ResetDescriptorPool(d.dev, c.dpool, 0), "reset descriptor pool")
+}
+
+// begin resets the context and starts recording.
+func (d *device) begin(c *execCtx) error {
+	if err := check(vk.ResetCommandPool(d.dev, c.pool, 0), "reset command pool"); err != nil {
+		return err
+	}
+	info := &vk.CommandBufferBeginInfo{
+		SType: vk.StructureTypeCommandBufferBeginInfo,
+		Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit),
+	}
+	return check(vk.BeginCommandBuffer(c.cmd, info), "begin command buffer")
+}
+
+// submit ends recording, submits (the queue is shared, so under a mutex)
+// and waits for the fence.
+func (d *device) submit(c *execCtx) error {
+	if err := check(vk.EndCommandBuffer(c.cmd), "end command buffer"); err != nil {
+		return err
+	}
+	info := vk.SubmitInfo{
+		SType:              vk.StructureTypeSubmitInfo,
+		CommandBufferCount: 1,
+		PCommandBuffers:    []vk.CommandBuffer{c.cmd},
+	}
+	d.queueMu.Lock()
+	r := vk.QueueSubmit(d.queue, 1, []vk.SubmitInfo{info}, c.fence)
+	d.queueMu.Unlock()
+	if err := check(r, "queue submit"); err != nil {
+		return err
+	}
+	r = vk.WaitForFences(d.dev, 1, []vk.Fence{c.fence}, vk.True, fenceTimeoutNs)
+	if r == vk.Timeout {
+		return fmt.Errorf("vk: wait for fence: timed out after %v", time.Duration(fenceTimeoutNs))
+	}
+	if err := check(r, "wait for fence"); err != nil {
+		return err
+	}
+	return check(vk.ResetFences(d.dev, 1, []vk.Fence{c.fence}), "reset fence")
+}
+
+// timestamps reads n timestamps written by the last submission and returns
+// the n-1 intervals.
+func (d *device) timestamps(c *execCtx, n uint32) ([]time.Duration, error) {
+	raw := make([]uint64, n)
+	r := vk.GetQueryPoolResults(d.dev, c.qpool, 0, n, uint(8*n), unsafe.Pointer(&raw[0]), 8,
+		vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit))
+	if err := check(r, "read timestamps"); err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, n-1)
+	for i := range out {
+		dt := (raw[i+1] - raw[i]) & d.tsMask
+		out[i] = time.Duration(float64(dt) * d.tsPeriod)
+	}
+	return out, nil
+}
+
+func computeBarrier(cmd vk.CommandBuffer, src, dst vk.AccessFlagBits, srcStage, dstStage vk.PipelineStageFlagBits) {
+	mb := vk.MemoryBarrier{
+		SType:         vk.StructureTypeMemoryBarrier,
+		SrcAccessMask: vk.AccessFlags(src),
+		DstAccessMask: vk.AccessFlags(dst),
+	}
+	vk.CmdPipelineBarrier(cmd, vk.PipelineStageFlags(srcStage), vk.PipelineStageFlags(dstStage), 0,
+		1, []vk.MemoryBarrier{mb}, 0, nil, 0, nil)
+}
+
+// pipeline returns the compute pipeline of a module specialized with spec,
+// building and caching it on first use.
+func (d *device) pipeline(module string, spec [numSpec]uint32) (vk.Pipeline, error) {
+	d.pipeMu.Lock()
+	defer d.pipeMu.Unlock()
+	key := pipeKey{module, spec}
+	if p, ok := d.pipes[key]; ok {
+		return p, nil
+	}
+	sm, ok := d.modules[module]
+	if !ok {
+		code, err := shaders.SPIRV(module)
+		if err != nil {
+			return nil, fmt.Errorf("vk: %w", err)
+		}
+		words := make([]uint32, len(code)/4)
+		for i := range words {
+			words[i] = binary.LittleEndian.Uint32(code[4*i:])
+		}
+		info := &vk.ShaderModuleCreateInfo{
+			SType:    vk.StructureTypeShaderModuleCreateInfo,
+			CodeSize: uint(len(code)),
+			PCode:    words,
+		}
+		if err := check(vk.CreateShaderModule(d.dev, info, nil, &sm), "create shader module "+module); err != nil {
+			return nil, err
+		}
+		d.modules[module] = sm
+	}
+	entries := make([]vk.SpecializationMapEntry, numSpec)
+	data := make([]byte, 4*numSpec)
+	for i := range entries {
+		entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
+		binary.LittleEndian.PutUint32(data[4*i:], spec[i])
+	}
+	cdata := cBytes(data)
+	defer freeC(cdata)
+	info := vk.ComputePipelineCreateInfo{
+		SType: vk.StructureTypeComputePipelineCreateInfo,
+		Stage: vk.PipelineShaderStageCreateInfo{
+			SType:  vk.StructureTypePipelineShaderStageCreateInfo,
+			Stage:  vk.ShaderStageComputeBit,
+			Module: sm,
+			PName:  "main\x00",
+			PSpecializationInfo: []vk.SpecializationInfo{{
+				MapEntryCount: numSpec,
+				PMapEntries:   entries,
+				DataSize:      uint(len(data)),
+				PData:         cdata,
+			}},
+		},
+		Layout: d.layout,
+	}
+	pipes := make([]vk.Pipeline, 1)
+	if err := check(vk.CreateComputePipelines(d.dev, vk.NullPipelineCache, 1, []vk.ComputePipelineCreateInfo{info}, nil, pipes),
+		fmt.Sprintf("create pipeline %s %v", module, spec)); err != nil {
+		return nil, err
+	}
+	d.pipes[key] = pipes[0]
+	return pipes[0], nil
+}
+
+// sliceSize is the number of batch entries whose bindings all fit in the
+// bindable range at once.
+func (d *device) sliceSize(ks []kernel, B int64) (int64, error) {
+	bs := B
+	for _, k := range ks {
+		for _, o := range k.binds {
+			if o.buf == nil {
+				continue
+			}
+			per := o.stride * o.esize
+			room := d.maxRange - d.align - 4
+			if per > room {
+				return 0, &scans.ScanFallback{Backend: "vulkan", Reason: fmt.Sprintf(
+					"one batch entry of a tensor needs %d bytes, more than the device can bind (maxStorageBufferRange %d)", per, d.maxRange)}
+			}
+			if n := room / per; n < bs {
+				bs = n
+			}
+		}
+	}
+	return bs, nil
+}
+
+// dispatchRec is one recorded dispatch.
+type dispatchRec struct {
+	pipe   vk.Pipeline
+	push   [4 + maxBindings]uint32
+	infos  [maxBindings]vk.DescriptorBufferInfo
+	gx, gy uint32
+}
+
+// run records every kernel over slices of the batch, with a barrier between
+// dispatches, optionally poisons the outputs first, submits and waits. It
+// returns the time between the timestamps around the dispatches.
+func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, error) {
+	bs, err := d.sliceSize(ks, B)
+	if err != nil {
+		return 0, false, err
+	}
+	var recs []dispatchRec
+	for b0 := int64(0); b0 < B; b0 += bs {
+		n := bs
+		if b0+n > B {
+			n = B - b0
+		}
+		for _, k := range ks {
+			p, err := d.pipeline(k.module, k.spec)
+			if err != nil {
+				return 0, false, err
+			}
+			r := dispatchRec{pipe: p}
+			r.push[0], r.push[1], r.push[2], r.push[3] = uint32(n), k.T, k.N, k.flags
+			for i, o := range k.binds {
+				if o.buf == nil {
+					r.infos[i] = vk.DescriptorBufferInfo{Buffer: d.placeholder.buf, Offset: 0, Range: vk.DeviceSize(d.placeholder.size)}
+					continue
+				}
+				start := b0 * o.stride * o.esize
+				end := (b0 + n) * o.stride * o.esize
+				base := start / d.align * d.align
+				rng := (end - base + 3) &^ 3
+				if base+rng > o.buf.size {
+					rng = o.buf.size - base
+				}
+				r.infos[i] = vk.DescriptorBufferInfo{Buffer: o.buf.buf, Offset: vk.DeviceSize(base), Range: vk.DeviceSize(rng)}
+				r.push[4+i] = uint32((start - base) / o.esize)
+			}
+			g := k.groups(n)
+			gx := int64(d.maxGroups[0])
+			if g < gx {
+				gx = g
+			}
+			if gx < 1 {
+				gx = 1
+			}
+			gy := (g + gx - 1) / gx
+			if gy > int64(d.maxGroups[1]) {
+				return 0, false, &scans.ScanFallback{Backend: "vulkan", Reason: fmt.Sprintf("%d workgroups exceed the device's dispatch limits", g)}
+			}
+			r.gx, r.gy = uint32(gx), uint32(gy)
+			recs = append(recs, r)
+		}
+	}
+
+	c, err := d.getCtx()
+	if err != nil {
+		return 0, false, err
+	}
+	defer d.putCtx(c)
+	if err := d.ensureSets(c, len(recs)); err != nil {
+		return 0, false, err
+	}
+	layouts := make([]vk.DescriptorSetLayout, len(recs))
+	for i := range layouts {
+		layouts[i] = d.dsl
+	}
+	sets := make([]vk.DescriptorSet, len(recs))
+	ainfo := &vk.DescriptorSetAllocateInfo{
+		SType:              vk.StructureTypeDescriptorSetAllocateInfo,
+		DescriptorPool:     c.dpool,
+		DescriptorSetCount: uint32(len(recs)),
+		PSetLayouts:        layouts,
+	}
+	if err := check(vk.AllocateDescriptorSets(d.dev, ainfo, &sets[0]), "allocate descriptor sets"); err != nil {
+		return 0, false, err
+	}
+	writes := make([]vk.WriteDescriptorSet, 0, len(recs)*maxBindings)
+	for i := range recs {
+		for j := 0; j < maxBindings; j++ {
+			writes = append(writes, vk.WriteDescriptorSet{
+				SType:           vk.StructureTypeWriteDescriptorSet,
+				DstSet:          sets[i],
+				DstBinding:      uint32(j),
+				DescriptorCount: 1,
+				DescriptorType:  vk.DescriptorTypeStorageBuffer,
+				PBufferInfo:     []vk.DescriptorBufferInfo{recs[i].infos[j]},
+			})
+		}
+	}
+	vk.UpdateDescriptorSets(d.dev, uint32(len(writes)), writes, 0, nil)
+
+	if err := d.begin(c); err != nil {
+		return 0, false, err
+	}
+	cmd := c.cmd
+	if c.hasQry {
+		vk.CmdResetQueryPool(cmd, c.qpool, 0, 2)
+	}
+	if poison {
+		for _, k := range ks {
+			for _, o := range k.binds {
+				if o.buf != nil && o.out {
+					vk.CmdFillBuffer(cmd, o.buf.buf, 0, vk.DeviceSize(vk.WholeSize), o.poison)
+				}
+			}
+		}
+		computeBarrier(cmd, vk.AccessTransferWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
+			vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit)
+	}
+	if c.hasQry {
+		vk.CmdWriteTimestamp(cmd, vk.PipelineStageTopOfPipeBit, c.qpool, 0)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if i > 0 {
+			computeBarrier(cmd, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
+				vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit)
+		}
+		vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, r.pipe)
+		vk.CmdBindDescriptorSets(cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[i]}, 0, nil)
+		push := new([4 + maxBindings]uint32)
+		*push = r.push
+		vk.CmdPushConstants(cmd, d.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, pushBytes, unsafe.Pointer(&push[0]))
+		vk.CmdDispatch(cmd, r.gx, r.gy, 1)
+	}
+	if c.hasQry {
+		vk.CmdWriteTimestamp(cmd, vk.PipelineStageBottomOfPipeBit, c.qpool, 1)
+	}
+	if err := d.submit(c); err != nil {
+		return 0, false, err
+	}
+	if !c.hasQry {
+		return 0, false, nil
+	}
+	ts, err := d.timestamps(c, 2)
+	if err != nil {
+		return 0, false, err
+	}
+	return ts[0], true, nil
+}
+
+// transfer copies between a device buffer and host memory, through the
+// staging buffer when the device buffer is not host-visible.
+func (d *device) transfer(b *buffer, data []byte, toDevice bool) error {
+	if int64(len(data)) > b.size {
+		return fmt.Errorf("vk: transfer of %d bytes into a buffer of %d", len(data), b.size)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if b.host {
+		var p unsafe.Pointer
+		if err := check(vk.MapMemory(d.dev, b.mem, 0, vk.DeviceSize(vk.WholeSize), 0, &p), "map memory"); err != nil {
+			return err
+		}
+		mem := unsafe.Slice((*byte)(p), len(data))
+		if toDevice {
+			copy(mem, data)
+		} else {
+			copy(data, mem)
+		}
+		vk.UnmapMemory(d.dev, b.mem)
+		return nil
+	}
+	d.stageMu.Lock()
+	defer d.stageMu.Unlock()
+	if d.staging == nil {
+		s, err := d.allocRaw(stagingMax, true)
+		if err != nil {
+			return fmt.Errorf("vk: staging buffer: %w", err)
+		}
+		var sp unsafe.Pointer
+		if err := check(vk.MapMemory(d.dev, s.mem, 0, vk.DeviceSize(vk.WholeSize), 0, &sp), "map staging memory"); err != nil {
+			d.freeRaw(s)
+			return err
+		}
+		d.stagePtr = sp
+		d.staging = s
+	}
+	c, err := d.getCtx()
+	if err != nil {
+		return err
+	}
+	defer d.putCtx(c)
+	stage := unsafe.Slice((*byte)(d.stagePtr), stagingMax)
+	for off := 0; off < len(data); off += stagingMax {
+		n := len(data) - off
+		if n > stagingMax {
+			n = stagingMax
+		}
+		words := (n + 3) &^ 3
+		if int64(off+words) > b.size {
+			words = int(b.size) - off
+		}
+		if toDevice {
+			copy(stage, data[off:off+n])
+		}
+		if err := d.begin(c); err != nil {
+			return err
+		}
+		region := vk.BufferCopy{Size: vk.DeviceSize(words)}
+		if toDevice {
+			region.DstOffset = vk.DeviceSize(off)
+			vk.CmdCopyBuffer(c.cmd, d.staging.buf, b.buf, 1, []vk.BufferCopy{region})
+		} else {
+			region.SrcOffset = vk.DeviceSize(off)
+			vk.CmdCopyBuffer(c.cmd, b.buf, d.staging.buf, 1, []vk.BufferCopy{region})
+		}
+		if err := d.submit(c); err != nil {
+			return err
+		}
+		if !toDevice {
+			copy(data[off:off+n], stage)
+		}
+	}
+	return nil
+}
+
+func (d *device) write(b *buffer, data []byte) error { return d.transfer(b, data, true) }
+func (d *device) read(b *buffer, data []byte) error  { return d.transfer(b, data, false) }
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// timed records reps commands between timestamps and returns the median
+// interval.
+func (d *device) timed(reps int, record func(cmd vk.CommandBuffer)) (time.Duration, error) {
+	if !d.hasTimestamps {
+		return 0, errors.New("vk: the device's compute queue has no timestamps")
+	}
+	c, err := d.getCtx()
+	if err != nil {
+		return 0, err
+	}
+	defer d.putCtx(c)
+	if reps+1 > int(c.qcap) {
+		reps = int(c.qcap) - 1
+	}
+	if err := d.begin(c); err != nil {
+		return 0, err
+	}
+	vk.CmdResetQueryPool(c.cmd, c.qpool, 0, uint32(reps+1))
+	vk.CmdWriteTimestamp(c.cmd, vk.PipelineStageTopOfPipeBit, c.qpool, 0)
+	for i := 0; i < reps; i++ {
+		record(c.cmd)
+		vk.CmdWriteTimestamp(c.cmd, vk.PipelineStageBottomOfPipeBit, c.qpool, uint32(i+1))
+	}
+	if err := d.submit(c); err != nil {
+		return 0, err
+	}
+	ts, err := d.timestamps(c, uint32(reps+1))
+	if err != nil {
+		return 0, err
+	}
+	return median(ts), nil
+}
+
+func (d *device) copyBandwidth(bytes int64) (float64, error) {
+	bytes = (bytes + 3) &^ 3
+	src, err := d.allocRaw(bytes, false)
+	if err != nil {
+		return 0, err
+	}
+	defer d.freeRaw(src)
+	dst, err := d.allocRaw(bytes, false)
+	if err != nil {
+		return 0, err
+	}
+	defer d.freeRaw(dst)
+	dt, err := d.timed(9, func(cmd vk.CommandBuffer) {
+		vk.CmdCopyBuffer(cmd, src.buf, dst.buf, 1, []vk.BufferCopy{{Size: vk.DeviceSize(bytes)}})
+		computeBarrier(cmd, vk.AccessTransferWriteBit, vk.AccessTransferWriteBit,
+			vk.PipelineStageTransferBit, vk.PipelineStageTransferBit)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if dt <= 0 {
+		return 0, errors.New("vk: copy took no measurable time")
+	}
+	return 2 * float64(bytes) / dt.Seconds(), nil
+}
+
+func (d *device) dispatchLatency() (time.Duration, error) {
+	var spec [numSpec]uint32
+	spec[specWG] = 1
+	p, err := d.pipeline("empty", spec)
+	if err != nil {
+		return 0, err
+	}
+	return d.timed(9, func(cmd vk.CommandBuffer) {
+		vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, p)
+		vk.CmdDispatch(cmd, 1, 1, 1)
+	})
+}
