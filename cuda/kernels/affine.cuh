@@ -1,0 +1,122 @@
+// The block affine scan H_t = A_t H_{t-1} + X_t, with A (B,T,N,K,K),
+// X and H (B,T,N,K,V), H0 (B,N,K,V) or null for zeros, and its backward.
+//
+// A lane is one block (b, n); the grid has B*N blocks of V threads, and T
+// is scanned as one chunk per lane. The V columns of H are independent
+// recurrences that share A_t, so thread j owns column j: K registers of
+// state, updated with K*K FMAs per step, and no communication in the
+// forward. A_t is read by all V threads of the block at the same addresses
+// (one broadcast load). Every register array is indexed by compile-time
+// constants only (the loops over K and V are unrolled).
+#pragma once
+#include "common.cuh"
+
+template <int DT, int K, int V>
+__device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const void* __restrict__ X,
+                                           const void* __restrict__ H0, void* __restrict__ H,
+                                           i64 T, i64 N) {
+    const int j = threadIdx.x;
+    const i64 lane = blockIdx.x;  // b*N + n
+    const i64 b = lane / N, n = lane % N;
+    float h[K];
+#pragma unroll
+    for (int i = 0; i < K; i++) {
+        h[i] = H0 != nullptr ? ld<DT>(H0, lane * (K * V) + i * V + j) : 0.0f;
+    }
+    // Step t of the lane: A at (b*T + t)*N + n blocks of K*K, X and H at
+    // the same index in blocks of K*V.
+    i64 blk = b * T * N + n;
+    for (i64 t = 0; t < T; t++, blk += N) {
+        const i64 a0 = blk * (K * K);
+        const i64 x0 = blk * (K * V) + j;
+        float out[K];
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            float s = ld<DT>(X, x0 + i * V);
+#pragma unroll
+            for (int c = 0; c < K; c++) {
+                s = fmaf(ld<DT>(A, a0 + i * K + c), h[c], s);
+            }
+            out[i] = s;
+        }
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            h[i] = out[i];
+            st<DT>(H, x0 + i * V, out[i]);
+        }
+    }
+}
+
+// The reverse scan G_t = dH_t + A_{t+1}^T G_{t+1}; dX_t = G_t;
+// dA_t = G_t H_{t-1}^T (H_{-1} = H0 or 0); dH0 = A_0^T G_0.
+//
+// Thread j walks column j of G back in time, carrying gn = A_t^T G_t (K
+// registers). dA_t sums over the V columns, so each step the threads put
+// their columns of G_t and H_{t-1} into shared memory and then share the
+// K*K sums of dA_t among themselves (thread j the elements j, j+V, ...).
+// The shared buffers alternate between even and odd steps, so one barrier
+// per step suffices: a buffer is rewritten two steps later, after every
+// thread has passed the barrier of the step in between, which it reaches
+// only when done reading.
+template <int DT, int K, int V>
+__device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const void* __restrict__ H0,
+                                           const void* __restrict__ H, const void* __restrict__ dH,
+                                           void* __restrict__ dA, void* __restrict__ dX,
+                                           void* __restrict__ dH0, i64 T, i64 N) {
+    __shared__ float sG[2][K * V];  // G_t, row-major (K,V)
+    __shared__ float sP[2][K * V];  // H_{t-1}
+    const int j = threadIdx.x;
+    const i64 lane = blockIdx.x;
+    const i64 b = lane / N, n = lane % N;
+    float gn[K];
+#pragma unroll
+    for (int i = 0; i < K; i++) {
+        gn[i] = 0.0f;
+    }
+    i64 blk = b * T * N + (T - 1) * N + n;
+    for (i64 t = T - 1; t >= 0; t--, blk -= N) {
+        const int buf = (int)(t & 1);
+        const i64 a0 = blk * (K * K);
+        const i64 x0 = blk * (K * V) + j;
+        float G[K];
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            G[i] = ld<DT>(dH, x0 + i * V) + gn[i];
+            st<DT>(dX, x0 + i * V, G[i]);
+            float p = 0.0f;
+            if (t > 0) {
+                p = ld<DT>(H, x0 - N * (K * V) + i * V);
+            } else if (H0 != nullptr) {
+                p = ld<DT>(H0, lane * (K * V) + i * V + j);
+            }
+            sG[buf][i * V + j] = G[i];
+            sP[buf][i * V + j] = p;
+        }
+        // The carry into step t-1: gn = A_t^T G_t.
+#pragma unroll
+        for (int c = 0; c < K; c++) {
+            float s = 0.0f;
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                s = fmaf(ld<DT>(A, a0 + i * K + c), G[i], s);
+            }
+            gn[c] = s;
+        }
+        __syncthreads();
+        for (int e = j; e < K * K; e += V) {
+            const int r = e / K, c = e % K;
+            float s = 0.0f;
+#pragma unroll
+            for (int q = 0; q < V; q++) {
+                s = fmaf(sG[buf][r * V + q], sP[buf][c * V + q], s);
+            }
+            st<DT>(dA, a0 + e, s);
+        }
+    }
+    if (dH0 != nullptr) {
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            st<DT>(dH0, lane * (K * V) + i * V + j, gn[i]);
+        }
+    }
+}

@@ -1,0 +1,263 @@
+package cuda
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mingru/scans"
+)
+
+// manifest is ptx/manifest.txt, parsed.
+type manifest struct {
+	nvcc    string
+	flags   []string
+	sources map[string]string // path -> sha256
+	modules []manifestModule
+}
+
+type manifestModule struct {
+	name, sum, source string
+	defines           []string
+}
+
+func readManifest(t *testing.T) manifest {
+	t.Helper()
+	b, err := ptxFS.ReadFile("ptx/manifest.txt")
+	if err != nil {
+		t.Fatalf("embedded manifest: %v", err)
+	}
+	m := manifest{sources: map[string]string{}}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		f := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "#") || len(f) == 0:
+		case f[0] == "nvcc":
+			m.nvcc = strings.TrimSpace(strings.TrimPrefix(line, "nvcc"))
+		case f[0] == "flags":
+			m.flags = f[1:]
+		case f[0] == "source" && len(f) == 3:
+			m.sources[f[2]] = f[1]
+		case f[0] == "module" && len(f) >= 4:
+			m.modules = append(m.modules, manifestModule{name: f[1], sum: f[2], source: f[3], defines: f[4:]})
+		default:
+			t.Fatalf("manifest: unexpected line %q", line)
+		}
+	}
+	if m.nvcc == "" || len(m.sources) == 0 || len(m.modules) == 0 {
+		t.Fatalf("manifest incomplete: %+v", m)
+	}
+	return m
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// TestPTXFresh fails when the embedded PTX is stale: a kernel source
+// changed, was added or removed since go generate, or a PTX file was
+// edited by hand. It needs no GPU and no build tag.
+func TestPTXFresh(t *testing.T) {
+	m := readManifest(t)
+	if !strings.Contains(m.nvcc, "release 11.8") {
+		t.Errorf("manifest nvcc = %q, want CUDA 11.8's", m.nvcc)
+	}
+	files, err := filepath.Glob("kernels/*.cu*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		f = filepath.ToSlash(f)
+		seen[f] = true
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok := m.sources[f]
+		switch {
+		case !ok:
+			t.Errorf("%s is not in ptx/manifest.txt: run go generate ./cuda", f)
+		case want != sha(b):
+			t.Errorf("%s changed since the PTX was generated: run go generate ./cuda", f)
+		}
+	}
+	for f := range m.sources {
+		if !seen[f] {
+			t.Errorf("%s is in ptx/manifest.txt but gone: run go generate ./cuda", f)
+		}
+	}
+	embedded, err := ptxFS.ReadDir("ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods := map[string]bool{}
+	for _, mod := range m.modules {
+		mods[mod.name] = true
+		b, err := ptxFS.ReadFile("ptx/" + mod.name + ".ptx")
+		if err != nil {
+			t.Errorf("module %s: %v", mod.name, err)
+			continue
+		}
+		if sha(b) != mod.sum {
+			t.Errorf("ptx/%s.ptx differs from what go generate wrote", mod.name)
+		}
+		if !bytes.Contains(b, []byte("// nvcc: "+m.nvcc+"\n")) {
+			t.Errorf("ptx/%s.ptx does not record the nvcc version line %q", mod.name, m.nvcc)
+		}
+	}
+	for _, e := range embedded {
+		if n, ok := strings.CutSuffix(e.Name(), ".ptx"); ok && !mods[n] {
+			t.Errorf("ptx/%s is not in the manifest", e.Name())
+		}
+	}
+}
+
+// TestPTXKernels checks that every kernel the backend can launch is
+// exported by the module moduleOf names.
+func TestPTXKernels(t *testing.T) {
+	type key struct {
+		op scans.Op
+		d  scans.Dims
+	}
+	var all []key
+	for _, op := range []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog} {
+		all = append(all, key{op, scans.Dims{B: 1, T: 1, N: 1, K: 1, V: 1}})
+	}
+	all = append(all, key{scans.OpMatrixScan, scans.Dims{B: 1, T: 1, N: 1, K: 2, V: 1}})
+	for _, k := range scans.Envelope {
+		for _, v := range scans.Envelope {
+			all = append(all, key{scans.OpMatrixAffineScan, scans.Dims{B: 1, T: 1, N: 1, K: k, V: v}})
+		}
+		if k > 1 {
+			all = append(all, key{scans.OpGivensScan, scans.Dims{B: 1, T: 1, N: 1, K: k, V: 1}})
+		}
+	}
+	n := 0
+	for _, c := range all {
+		for _, dt := range scans.DTypes {
+			if err := envelope(c.op, c.d, dt); err != nil {
+				t.Fatalf("%s %v: %v", c.op, c.d, err)
+			}
+			src, err := readPTX(moduleOf(c.op, c.d, dt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+				name := kernelName(c.op, dir, c.d, dt)
+				if !strings.Contains(src, ".entry "+name+"(") {
+					t.Errorf("module %s lacks kernel %s", moduleOf(c.op, c.d, dt), name)
+				}
+				n++
+			}
+		}
+	}
+	src, err := readPTX(utilModule)
+	if err != nil || !strings.Contains(src, ".entry "+emptyKernel+"(") {
+		t.Errorf("module %s lacks %s (%v)", utilModule, emptyKernel, err)
+	}
+	if n != 2*3*(2+1+25+4) {
+		t.Errorf("checked %d kernels, want %d", n, 2*3*(2+1+25+4))
+	}
+	for _, e := range []string{".version 7.8", ".target sm_80"} {
+		if !strings.Contains(src, e) {
+			t.Errorf("PTX lacks %q", e)
+		}
+	}
+}
+
+// TestPTXRecompile recompiles every module with the installed nvcc, when
+// it is CUDA 11.8's, and compares the bytes with the embedded PTX.
+func TestPTXRecompile(t *testing.T) {
+	m := readManifest(t)
+	out, err := exec.Command("nvcc", "--version").CombinedOutput()
+	if err != nil {
+		t.Skipf("nvcc not available (%v): the byte-for-byte check needs CUDA 11.8's nvcc", err)
+	}
+	if !strings.Contains(string(out), m.nvcc) {
+		t.Skipf("nvcc is not %q: the byte-for-byte check needs that exact compiler", m.nvcc)
+	}
+	mods := m.modules
+	if testing.Short() {
+		// The small modules of each source; the big ones take most of the time.
+		var some []manifestModule
+		for _, mod := range mods {
+			if !strings.Contains(mod.name, "matrix_affine_scan") || mod.name == "matrix_affine_scan_f32_k2" {
+				some = append(some, mod)
+			}
+		}
+		mods = some
+	}
+	sort.Slice(mods, func(i, j int) bool { return mods[i].name < mods[j].name })
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for _, mod := range mods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			tmp := t.TempDir()
+			args := append(append(append([]string{}, m.flags...), mod.defines...), "-o", filepath.Join(tmp, "out.ptx"), filepath.Join("kernels", mod.source))
+			if msg, err := exec.Command("nvcc", args...).CombinedOutput(); err != nil {
+				t.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, msg)
+				return
+			}
+			got, err := os.ReadFile(filepath.Join(tmp, "out.ptx"))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			emb, err := ptxFS.ReadFile("ptx/" + mod.name + ".ptx")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			// The embedded file is a three-line header, then nvcc's output.
+			body := emb
+			for i := 0; i < 3; i++ {
+				if j := bytes.IndexByte(body, '\n'); j >= 0 {
+					body = body[j+1:]
+				}
+			}
+			if !bytes.Equal(body, got) {
+				t.Errorf("ptx/%s.ptx differs from what nvcc compiles now: run go generate ./cuda", mod.name)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestChunkCount(t *testing.T) {
+	const resident = 132 * 2048 // an H200
+	cases := []struct{ T, lanes, want int }{
+		{1, 1, 1},       // T too short to split
+		{31, 1, 1},      // below 2*minChunk
+		{32, 1, 2},      // exactly two chunks of 16
+		{64, 256, 4},    // lab: B=128, D=64
+		{1024, 32, 32},  // long-T: B=16, D=64
+		{4096, 1024, 8}, // large: B=32, D=1024
+		{100000, 1, 32}, // capped at 32 chunks (1024 threads)
+		{4096, 1 << 20, 1},
+	}
+	for _, c := range cases {
+		got := chunkCount(c.T, c.lanes, resident)
+		if got != c.want {
+			t.Errorf("chunkCount(T=%d, lanes=%d) = %d, want %d", c.T, c.lanes, got, c.want)
+		}
+		if got < 1 || got > maxChunks || got&(got-1) != 0 {
+			t.Errorf("chunkCount(T=%d, lanes=%d) = %d: not a power of two in [1,32]", c.T, c.lanes, got)
+		}
+	}
+}
