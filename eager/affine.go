@@ -21,14 +21,27 @@ func AffineForward[F Float](d scans.Dims, A, X, H0, H []F) {
 				a := A[l*kk:][:kk]
 				x := X[l*kv:][:kv]
 				out := H[l*kv:][:kv]
-				for i := 0; i < k; i++ {
-					ai := a[i*k:][:k]
-					for c := 0; c < v; c++ {
-						s := x[i*v+c]
-						for j, aij := range ai {
-							s += aij * prev[j*v+c]
+				if v == 1 {
+					for i := range out {
+						s := x[i]
+						for j, aij := range a[i*k:][:k] {
+							s += aij * prev[j]
 						}
-						out[i*v+c] = s
+						out[i] = s
+					}
+					prev = out
+					continue
+				}
+				for i := 0; i < k; i++ { // row i: x_i + sum_j a_ij prev_j, j ascending
+					oi, xi := out[i*v:][:v], x[i*v:][:v]
+					for c := range oi {
+						oi[c] = xi[c]
+					}
+					for j, aij := range a[i*k:][:k] {
+						pj := prev[j*v:][:v]
+						for c := range oi {
+							oi[c] += aij * pj[c]
+						}
 					}
 				}
 				prev = out
@@ -57,15 +70,7 @@ func AffineBackward[F Float](d scans.Dims, A, H0, H, dH, dA, dX, dH0 []F) {
 					copy(g, dh)
 				} else {
 					an := A[(l+N)*kk:][:kk] // A_{t+1}
-					for i := 0; i < k; i++ {
-						for c := 0; c < v; c++ {
-							s := dh[i*v+c]
-							for j := 0; j < k; j++ {
-								s += an[j*k+i] * next[j*v+c]
-							}
-							g[i*v+c] = s
-						}
-					}
+					transposeMul(k, v, an, next, dh, g)
 				}
 				prev := zero
 				switch {
@@ -89,18 +94,26 @@ func AffineBackward[F Float](d scans.Dims, A, H0, H, dH, dA, dX, dH0 []F) {
 				next = g
 			}
 			if dH0 != nil {
-				a := A[((bi*T)*N+n)*kk:][:kk]
-				out := dH0[(bi*N+n)*kv:][:kv]
-				for i := 0; i < k; i++ {
-					for c := 0; c < v; c++ {
-						var s F
-						for j := 0; j < k; j++ {
-							s += a[j*k+i] * next[j*v+c]
-						}
-						out[i*v+c] = s
-					}
-				}
+				transposeMul(k, v, A[((bi*T)*N+n)*kk:][:kk], next, zero, dH0[(bi*N+n)*kv:][:kv])
 			}
 		}
 	})
+}
+
+// transposeMul sets out = add + a^T g for a kxk block a and kxv blocks g,
+// add and out, summing over j in ascending order.
+func transposeMul[F Float](k, v int, a, g, add, out []F) {
+	for i := 0; i < k; i++ {
+		oi, ai := out[i*v:][:v], add[i*v:][:v]
+		for c := range oi {
+			oi[c] = ai[c]
+		}
+		for j := 0; j < k; j++ {
+			aji := a[j*k+i]
+			gj := g[j*v:][:v]
+			for c := range oi {
+				oi[c] += aji * gj[c]
+			}
+		}
+	}
 }
