@@ -9,11 +9,12 @@ import (
 )
 
 // Backend is the pure Go reference backend. It implements scans.Backend on
-// *scans.Host tensors: it validates its arguments with the scans.Check*
-// functions, widens the inputs to float32, runs the float32 kernels of this
-// package (f32 accumulation) and stores each output in the inputs' element
-// type, rounded to nearest even. It holds no state; every method is safe
-// for concurrent use.
+// *scans.Host tensors: it checks that every tensor is a *scans.Host,
+// validates the arguments with the scans.Check* functions, widens the
+// inputs to float32, runs the float32 kernels of this package (f32
+// accumulation) and stores each output in the inputs' element type,
+// rounded to nearest even. f32 inputs are read in place, never written.
+// It holds no state; every method is safe for concurrent use.
 type Backend struct{}
 
 // New returns the eager backend.

@@ -47,8 +47,17 @@
 // path (AffineForward with v = 1) that checks it.
 //
 // NaN and Inf propagate as IEEE arithmetic says, and only within their
-// lane. An absent initial state is zeros in the arithmetic (a_0 * 0 + b_0),
-// as the GPU kernels compute it.
+// lane. An absent initial state enters the arithmetic as zeros
+// (h_0 = a_0 * 0 + b_0), so an infinite a_0 still gives NaN, as IEEE
+// arithmetic on a zero state does.
+//
+// # Errors
+//
+// Bad arguments come back as a *scans.ArgError naming the argument
+// (errors.As): a tensor that is not a *scans.Host first, then everything
+// the scans.Check* functions reject (shapes, ranks, mixed element types,
+// missing inputs), identically to the GPU backends. No panic escapes a
+// Backend method; an internal failure is returned as an error.
 //
 // # Parallelism
 //
