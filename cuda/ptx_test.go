@@ -60,6 +60,20 @@ func readManifest(t *testing.T) manifest {
 	return m
 }
 
+// kernelsDir finds the kernel sources: "kernels" when the test runs in the
+// package directory (go test), "cuda/kernels" when a test binary runs from
+// the repository root. It skips the test when neither exists.
+func kernelsDir(t *testing.T) string {
+	t.Helper()
+	for _, dir := range []string{"kernels", filepath.Join("cuda", "kernels")} {
+		if _, err := os.Stat(filepath.Join(dir, "linear_scan.cu")); err == nil {
+			return dir
+		}
+	}
+	t.Skip("kernel sources not found: run from the cuda package directory or the repository root")
+	return ""
+}
+
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
@@ -73,15 +87,16 @@ func TestPTXFresh(t *testing.T) {
 	if !strings.Contains(m.nvcc, "release 11.8") {
 		t.Errorf("manifest nvcc = %q, want CUDA 11.8's", m.nvcc)
 	}
-	files, err := filepath.Glob("kernels/*.cu*")
+	dir := kernelsDir(t)
+	files, err := filepath.Glob(filepath.Join(dir, "*.cu*"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, f := range files {
-		f = filepath.ToSlash(f)
+	for _, path := range files {
+		f := "kernels/" + filepath.Base(path)
 		seen[f] = true
-		b, err := os.ReadFile(f)
+		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,6 +196,7 @@ func TestPTXKernels(t *testing.T) {
 // it is CUDA 11.8's, and compares the bytes with the embedded PTX.
 func TestPTXRecompile(t *testing.T) {
 	m := readManifest(t)
+	dir := kernelsDir(t)
 	out, err := exec.Command("nvcc", "--version").CombinedOutput()
 	if err != nil {
 		t.Skipf("nvcc not available (%v): the byte-for-byte check needs CUDA 11.8's nvcc", err)
@@ -209,7 +225,7 @@ func TestPTXRecompile(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			tmp := t.TempDir()
-			args := append(append(append([]string{}, m.flags...), mod.defines...), "-o", filepath.Join(tmp, "out.ptx"), filepath.Join("kernels", mod.source))
+			args := append(append(append([]string{}, m.flags...), mod.defines...), "-o", filepath.Join(tmp, "out.ptx"), filepath.Join(dir, mod.source))
 			if msg, err := exec.Command("nvcc", args...).CombinedOutput(); err != nil {
 				t.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, msg)
 				return
