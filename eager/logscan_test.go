@@ -73,8 +73,8 @@ func TestLogScanStrongDecay(t *testing.T) {
 // TestLogScanLargeLogs: log values from -200 to 85 and log coefficients
 // from -60 to -0.5, where every linear form overflows or underflows
 // float32: exp(log_values) of -200 is 0 in float32, exp of the cumulative
-// sum of log_coeffs falls below 1e-40000, and exp(log_values_s - a*_s)
-// above 1e40000; the outputs lie between 0 and exp(86).
+// sum a* of log_coeffs falls below 1e-6000, and exp(log_values_s - a*_s)
+// rises above 1e6000; the outputs lie between 0 and exp(86).
 func TestLogScanLargeLogs(t *testing.T) {
 	r := newRand(t)
 	B, T, D := 3, 2048, 5
