@@ -62,6 +62,7 @@ func InEnvelope(op scans.Op, d scans.Dims) bool {
 const (
 	confB     = 3
 	confN     = 5  // blocks for the block ops
+	confNBig  = 3  // blocks when k*k*v >= 512
 	confD     = 67 // channels for the elementwise ops: crosses 64, not a multiple of 2
 	confLongB = 2
 )
@@ -97,6 +98,9 @@ func ConformanceCases(quick bool) []Case {
 	add := func(op scans.Op, K, V int, dt scans.DType, r Regime, Ts []int, B int, oob bool) {
 		for ti, T := range Ts {
 			d := scans.Dims{B: B, T: T, N: confN, K: K, V: V}
+			if K*K*V >= 512 {
+				d.N = confNBig // keeps the k = 8 and 16 rows fast on the host
+			}
 			if op == scans.OpLinearScan || op == scans.OpParallelScanLog {
 				d.N = confD
 			}

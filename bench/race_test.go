@@ -1,0 +1,7 @@
+//go:build race
+
+package bench
+
+// raceEnabled trims the conformance run of eager to the quick matrix
+// under the race detector, which slows the scans about tenfold.
+const raceEnabled = true
