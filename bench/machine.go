@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/mingru/scans"
+)
+
+// Machine names where a result was produced; every report starts with it.
+type Machine struct {
+	Backends []scans.Status `json:"backends"` // each backend's status: device, driver and API version, or why it is missing
+	Go       string         `json:"go"`       // Go version
+	OS       string         `json:"os"`
+	Arch     string         `json:"arch"`
+	CPUs     int            `json:"cpus"`   // runtime.NumCPU
+	Date     string         `json:"date"`   // UTC, RFC 3339
+	Commit   string         `json:"commit"` // git rev-parse HEAD, or "unknown"
+}
+
+// ThisMachine describes the running machine with the given backend
+// statuses.
+func ThisMachine(statuses []scans.Status) Machine {
+	return Machine{
+		Backends: statuses,
+		Go:       runtime.Version(),
+		OS:       runtime.GOOS,
+		Arch:     runtime.GOARCH,
+		CPUs:     runtime.NumCPU(),
+		Date:     time.Now().UTC().Format(time.RFC3339),
+		Commit:   gitCommit(),
+	}
+}
+
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	if c := strings.TrimSpace(string(out)); c != "" {
+		return c
+	}
+	return "unknown"
+}
+
+// Markdown renders the machine as the header of a report.
+func (m Machine) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| machine | |\n|---|---|\n")
+	for _, s := range m.Backends {
+		fmt.Fprintf(&b, "| backend %s | %s |\n", s.Backend, mdEscape(statusText(s)))
+	}
+	fmt.Fprintf(&b, "| Go | %s |\n| OS/arch | %s/%s, %d CPUs |\n| date (UTC) | %s |\n| commit | %s |\n",
+		m.Go, m.OS, m.Arch, m.CPUs, m.Date, m.Commit)
+	return b.String()
+}
+
+func statusText(s scans.Status) string {
+	if !s.Available {
+		return "not available: " + s.Reason
+	}
+	t := "available"
+	if s.Device != "" {
+		t += " on " + s.Device
+	}
+	if s.Driver != "" {
+		t += " (" + s.Driver + ")"
+	}
+	return t
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

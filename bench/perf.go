@@ -1,0 +1,313 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/mingru/scans"
+)
+
+// Shape is one of the contract's benchmark shapes: the batch, length and
+// channel count of the elementwise operations and the blocks of each block
+// operation.
+type Shape struct {
+	Name    string
+	B, T, D int
+	// Blocks (N, k, v) of the block operations.
+	MatrixN                   int // matrix_scan, k = 2, v = 1
+	AffineN, AffineK, AffineV int // matrix_affine_scan
+	GivensN, GivensK          int // givens_scan
+}
+
+// Shapes are the benchmark shapes of the contract, the same for the
+// project and for any outside comparison.
+var Shapes = []Shape{
+	{Name: "lab", B: 128, T: 64, D: 64, MatrixN: 32, AffineN: 8, AffineK: 8, AffineV: 8, GivensN: 8, GivensK: 8},
+	{Name: "long-T", B: 16, T: 1024, D: 64, MatrixN: 32, AffineN: 8, AffineK: 8, AffineV: 8, GivensN: 8, GivensK: 8},
+	{Name: "large", B: 32, T: 4096, D: 1024, MatrixN: 512, AffineN: 128, AffineK: 8, AffineV: 8, GivensN: 128, GivensK: 8},
+}
+
+// ShapeByName finds one of Shapes.
+func ShapeByName(name string) (Shape, error) {
+	for _, s := range Shapes {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	names := make([]string, len(Shapes))
+	for i, s := range Shapes {
+		names[i] = s.Name
+	}
+	return Shape{}, fmt.Errorf("bench: unknown shape %q (want one of %v)", name, names)
+}
+
+// Dims returns the dims of op at this shape.
+func (s Shape) Dims(op scans.Op) scans.Dims {
+	switch op {
+	case scans.OpMatrixScan:
+		return scans.Dims{B: s.B, T: s.T, N: s.MatrixN, K: 2, V: 1}
+	case scans.OpMatrixAffineScan:
+		return scans.Dims{B: s.B, T: s.T, N: s.AffineN, K: s.AffineK, V: s.AffineV}
+	case scans.OpGivensScan:
+		return scans.Dims{B: s.B, T: s.T, N: s.GivensN, K: s.GivensK, V: 1}
+	}
+	return scans.Dims{B: s.B, T: s.T, N: s.D, K: 1, V: 1}
+}
+
+// Mode is what a benchmark times.
+type Mode string
+
+// The two modes.
+const (
+	ModeForward  Mode = "forward"
+	ModeBackward Mode = "forward+backward"
+)
+
+// Traffic counts the bytes an operation must move at dims d in element
+// type dt, each tensor read or written once:
+//
+//	forward:  every forward input (h0 included) + the output
+//	backward: what the backward reads (the transition inputs a / A /
+//	          theta, sigma / log_coeffs, log_values; h0; the output h;
+//	          its gradient dh) + every gradient it writes
+//
+// The backward does not read b, X or x (their gradient is the adjoint
+// itself). ModeBackward counts the forward's bytes plus the backward's.
+func Traffic(op scans.Op, d scans.Dims, dt scans.DType, mode Mode) (int64, error) {
+	d, err := NormalizeDims(op, d)
+	if err != nil {
+		return 0, err
+	}
+	args, out, err := ArgShapes(op, d)
+	if err != nil {
+		return 0, err
+	}
+	sz := func(shape []int) int64 { return int64(scans.NumElements(shape)) * int64(dt.Size()) }
+	var inBytes int64
+	for _, a := range args {
+		inBytes += sz(a)
+	}
+	fwd := inBytes + sz(out)
+	if mode == ModeForward {
+		return fwd, nil
+	}
+	// Backward: reads the inputs except the additive term, h and dh;
+	// writes a gradient for every input.
+	skip := map[scans.Op]int{scans.OpLinearScan: 1, scans.OpMatrixScan: 1, scans.OpMatrixAffineScan: 1, scans.OpGivensScan: 2}
+	var reads int64
+	for i, a := range args {
+		if j, ok := skip[op]; ok && j == i {
+			continue
+		}
+		reads += sz(a)
+	}
+	bwd := reads + 2*sz(out) + inBytes
+	return fwd + bwd, nil
+}
+
+// Launches is the number of kernel launches an operation makes in the
+// contract's kernel design (one workgroup per lane, no workgroup waiting
+// on another): one for the forward, one more for the backward.
+func Launches(mode Mode) int {
+	if mode == ModeBackward {
+		return 2
+	}
+	return 1
+}
+
+// Timing configures Measure.
+type Timing struct {
+	Warmup  int           // untimed runs first
+	MinRuns int           // at least this many timed runs
+	MaxRuns int           // at most this many
+	Budget  time.Duration // stop adding runs past MinRuns once this much wall time is spent
+}
+
+// DefaultTiming is used by scanbench; QuickTiming by its --quick.
+var (
+	DefaultTiming = Timing{Warmup: 3, MinRuns: 10, MaxRuns: 200, Budget: 2 * time.Second}
+	QuickTiming   = Timing{Warmup: 1, MinRuns: 5, MaxRuns: 30, Budget: 300 * time.Millisecond}
+)
+
+// Measurement is the timing of one operation on one backend.
+type Measurement struct {
+	Backend string     `json:"backend"`
+	Shape   string     `json:"shape"`
+	Op      scans.Op   `json:"op"`
+	Mode    Mode       `json:"mode"`
+	DType   string     `json:"dtype"`
+	Dims    scans.Dims `json:"dims"`
+	// Clock is "device" (the backend's own kernel timestamps,
+	// scans.Instrumented.LastKernelTime) or "wall" (host clock around the
+	// synchronous call; the eager backend).
+	Clock string `json:"clock"`
+	Runs  int    `json:"runs"`
+	// Median, P10 and P90 of the timed runs, in seconds.
+	Median float64 `json:"median_s"`
+	P10    float64 `json:"p10_s"`
+	P90    float64 `json:"p90_s"`
+	// Bytes is Traffic; GBps = Bytes / Median / 1e9.
+	Bytes int64   `json:"bytes"`
+	GBps  float64 `json:"gbps"`
+	// CopyGBps is the backend's copy bandwidth measured in the same run;
+	// FracCopy = GBps / CopyGBps.
+	CopyGBps float64 `json:"copy_gbps,omitempty"`
+	FracCopy float64 `json:"frac_copy,omitempty"`
+	// Floor is the fastest the operation could run: Bytes at the copy
+	// bandwidth plus one dispatch latency per launch, in seconds.
+	Floor    float64 `json:"floor_s,omitempty"`
+	Launches int     `json:"launches"`
+	// Speedup is eager's median over this backend's median at the same
+	// row (0 when eager did not run it).
+	Speedup float64 `json:"speedup_vs_eager,omitempty"`
+	// Skipped says why the row was not measured (empty when it was).
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Measure times op at dims d in mode on b: inputs drawn from the benchmark
+// distributions (initial state given) are uploaded once; then cfg.Warmup
+// untimed runs and timed runs until cfg.MinRuns and cfg.Budget are both
+// reached (or cfg.MaxRuns). Each run's outputs are released after it, not
+// inside the timing. Device time is used when b implements
+// scans.Instrumented, wall time otherwise.
+func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mode, cfg Timing, rng *rand.Rand) (m Measurement, err error) {
+	d, err = NormalizeDims(op, d)
+	if err != nil {
+		return m, err
+	}
+	m = Measurement{Backend: b.Name(), Op: op, Mode: mode, DType: dt.String(), Dims: d, Clock: "wall", Launches: Launches(mode)}
+	if m.Bytes, err = Traffic(op, d, dt, mode); err != nil {
+		return m, err
+	}
+	if err := b.Supports(op, d, dt); err != nil {
+		return m, err
+	}
+	in, err := InputsInit(op, d, dt, Typical, true, rng)
+	if err != nil {
+		return m, err
+	}
+	dev, err := upload(b, append(slices.Clone(in.Args), in.Grad)...)
+	if err != nil {
+		return m, err
+	}
+	defer release(b, dev...)
+	args, grad := dev[:len(in.Args)], dev[len(in.Args)]
+	inst, _ := b.(scans.Instrumented)
+	if inst != nil {
+		m.Clock = "device"
+	}
+
+	// once runs the mode and returns its time.
+	once := func() (time.Duration, error) {
+		var held []scans.Tensor
+		defer func() { release(b, held...) }()
+		start := time.Now()
+		out, err := Forward(b, op, args)
+		wall := time.Since(start)
+		if err != nil {
+			return 0, err
+		}
+		held = append(held, out)
+		dev := time.Duration(0)
+		if inst != nil {
+			t, ok := inst.LastKernelTime()
+			if !ok {
+				return 0, errors.New("no kernel time after a forward")
+			}
+			dev = t
+		}
+		if mode == ModeBackward {
+			start := time.Now()
+			grads, err := Backward(b, op, args, out, grad)
+			wall += time.Since(start)
+			if err != nil {
+				return 0, err
+			}
+			held = append(held, grads...)
+			if inst != nil {
+				t, ok := inst.LastKernelTime()
+				if !ok {
+					return 0, errors.New("no kernel time after a backward")
+				}
+				dev += t
+			}
+		}
+		if inst != nil {
+			return dev, nil
+		}
+		return wall, nil
+	}
+	for i := 0; i < cfg.Warmup; i++ {
+		if _, err := once(); err != nil {
+			return m, err
+		}
+	}
+	var times []float64
+	start := time.Now()
+	for len(times) < max(cfg.MinRuns, 1) || (time.Since(start) < cfg.Budget && len(times) < cfg.MaxRuns) {
+		t, err := once()
+		if err != nil {
+			return m, err
+		}
+		times = append(times, t.Seconds())
+	}
+	slices.Sort(times)
+	m.Runs = len(times)
+	m.Median, m.P10, m.P90 = quantile(times, 0.5), quantile(times, 0.1), quantile(times, 0.9)
+	if m.Median > 0 {
+		m.GBps = float64(m.Bytes) / m.Median / 1e9
+	}
+	return m, nil
+}
+
+// quantile of sorted xs with linear interpolation.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	p := q * float64(len(xs)-1)
+	i := int(p)
+	if i+1 >= len(xs) {
+		return xs[len(xs)-1]
+	}
+	f := p - float64(i)
+	return xs[i]*(1-f) + xs[i+1]*f
+}
+
+// SetCeiling fills the copy-bandwidth columns of m: the fraction of the
+// copy bandwidth achieved and the floor, Bytes / copy bandwidth + latency
+// per launch.
+func (m *Measurement) SetCeiling(copyBytesPerSec float64, latency time.Duration) {
+	if copyBytesPerSec <= 0 {
+		return
+	}
+	m.CopyGBps = copyBytesPerSec / 1e9
+	m.FracCopy = m.GBps / m.CopyGBps
+	m.Floor = float64(m.Bytes)/copyBytesPerSec + latency.Seconds()*float64(m.Launches)
+}
+
+// HostCopyBandwidth times copying a host buffer of the given size (Go's
+// copy, one goroutine) and returns bytes moved per second, read plus
+// written, the eager backend's counterpart of
+// scans.Instrumented.CopyBandwidth.
+func HostCopyBandwidth(bytes int64) float64 {
+	n := max(bytes/8, 1)
+	src := make([]float64, n)
+	dst := make([]float64, n)
+	for i := range src {
+		src[i] = float64(i)
+	}
+	copy(dst, src) // touch the pages
+	var best time.Duration
+	for i := 0; i < 5; i++ {
+		start := time.Now()
+		copy(dst, src)
+		if t := time.Since(start); best == 0 || t < best {
+			best = t
+		}
+	}
+	return 2 * float64(n*8) / best.Seconds()
+}
