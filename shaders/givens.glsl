@@ -22,5 +22,5 @@ Blk block_of_invocation() {
 
 uint step_index(Blk r, uint t) { return (r.b * pc.T + t) * pc.N + r.n; }
 
-// Pair p of the whole rotation (p < K-1): first layer for p < K/2.
-uint pair_first(uint p) { return (p < K / 2u) ? 2u * p : 2u * (p - K / 2u) + 1u; }
+// Angle q < K/2 rotates the pair (2q, 2q+1); angle K/2 + q rotates the
+// pair (2q+1, 2q+2).

@@ -49,19 +49,29 @@ void main() {
                 y[i] = 0.0;
             }
         }
-        for (uint p = 0u; p < K - 1u; p++) {
+        // Inner loops have fixed trip counts and no nesting, so drivers
+        // unroll them once K is specialized.
+        for (uint q = 0u; q < K / 2u; q++) {
+            float th = LD(theta_, pc.off[0] + ti + q);
+            cs[q] = cos(th);
+            sn[q] = sin(th);
+            uint i = 2u * q;
+            float xi = y[i], xj = y[i + 1u];
+            y[i] = cs[q] * xi - sn[q] * xj;
+            y[i + 1u] = sn[q] * xi + cs[q] * xj;
+        }
+        for (uint i = 0u; i < K; i++) {
+            ymid[i] = y[i];
+        }
+        for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+            uint p = K / 2u + q;
             float th = LD(theta_, pc.off[0] + ti + p);
             cs[p] = cos(th);
             sn[p] = sin(th);
-            uint i = pair_first(p);
+            uint i = 2u * q + 1u;
             float xi = y[i], xj = y[i + 1u];
             y[i] = cs[p] * xi - sn[p] * xj;
             y[i + 1u] = sn[p] * xi + cs[p] * xj;
-            if (p + 1u == K / 2u) {
-                for (uint q = 0u; q < K; q++) {
-                    ymid[q] = y[q];
-                }
-            }
         }
         for (uint i = 0u; i < K; i++) {
             uint e = s * K + i;
@@ -70,17 +80,23 @@ void main() {
             ST(dsigma_, pc.off[6] + e, g * y[i]);
             gy[i] = LD(sigma_, pc.off[1] + e) * g;
         }
-        // Walk the rotations backwards: second layer (outputs y), then the
-        // first layer (outputs ymid).
-        for (uint pp = K - 1u; pp > 0u; pp--) {
-            uint p = pp - 1u;
-            uint i = pair_first(p);
-            float yi = (p >= K / 2u) ? y[i] : ymid[i];
-            float yj = (p >= K / 2u) ? y[i + 1u] : ymid[i + 1u];
+        // Walk the rotations backwards: the second layer (outputs y), then
+        // the first (outputs ymid). Pairs within a layer are disjoint, so
+        // their order inside a layer does not matter.
+        for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+            uint p = K / 2u + q;
+            uint i = 2u * q + 1u;
             float gi = gy[i], gj = gy[i + 1u];
-            ST(dtheta_, pc.off[5] + ti + p, yi * gj - yj * gi);
+            ST(dtheta_, pc.off[5] + ti + p, y[i] * gj - y[i + 1u] * gi);
             gy[i] = cs[p] * gi + sn[p] * gj;
             gy[i + 1u] = cs[p] * gj - sn[p] * gi;
+        }
+        for (uint q = 0u; q < K / 2u; q++) {
+            uint i = 2u * q;
+            float gi = gy[i], gj = gy[i + 1u];
+            ST(dtheta_, pc.off[5] + ti + q, ymid[i] * gj - ymid[i + 1u] * gi);
+            gy[i] = cs[q] * gi + sn[q] * gj;
+            gy[i + 1u] = cs[q] * gj - sn[q] * gi;
         }
         for (uint i = 0u; i < K; i++) {
             u[i] = gy[i];

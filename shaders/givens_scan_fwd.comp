@@ -23,10 +23,18 @@ void main() {
     for (uint t = 0u; t < pc.T; t++) {
         uint s = step_index(r, t);
         uint ti = pc.off[0] + s * (K - 1u);
-        for (uint p = 0u; p < K - 1u; p++) {
-            float th = LD(theta_, ti + p);
+        for (uint q = 0u; q < K / 2u; q++) {
+            float th = LD(theta_, ti + q);
             float c = cos(th), sn = sin(th);
-            uint i = pair_first(p);
+            uint i = 2u * q;
+            float xi = h[i], xj = h[i + 1u];
+            h[i] = c * xi - sn * xj;
+            h[i + 1u] = sn * xi + c * xj;
+        }
+        for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+            float th = LD(theta_, ti + K / 2u + q);
+            float c = cos(th), sn = sin(th);
+            uint i = 2u * q + 1u;
             float xi = h[i], xj = h[i + 1u];
             h[i] = c * xi - sn * xj;
             h[i + 1u] = sn * xi + c * xj;

@@ -41,3 +41,9 @@ func validationMessages() []string {
 	debugMsgs = nil
 	return m
 }
+
+// vkDebugMessage sends an error message through the instance's debug-report
+// callbacks (tests use it to prove the recorder is wired).
+func vkDebugMessage(d *device, msg string) {
+	vk.DebugReportMessage(d.instance, vk.DebugReportFlags(vk.DebugReportErrorBit), vk.DebugReportObjectTypeUnknown, 0, 0, 0, "test\x00", msg+"\x00")
+}

@@ -55,6 +55,7 @@ func loadLoader(name string) error {
 		return fmt.Errorf("%s has no vkGetInstanceProcAddr", name)
 	}
 	vk.SetGetInstanceProcAddr(sym)
+	shimSetLoader(sym)
 	if err := vk.Init(); err != nil {
 		return fmt.Errorf("initialize the Vulkan binding: %w", err)
 	}

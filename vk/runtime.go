@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -108,6 +110,8 @@ type device struct {
 	stagePtr      unsafe.Pointer
 	memMu         sync.Mutex
 	held, peak    int64
+
+	lastDispatches atomic.Int64 // dispatches recorded by the last run (tests)
 }
 
 func typeRank(t vk.PhysicalDeviceType) int {
@@ -151,15 +155,14 @@ type candidate struct {
 
 // openDevice loads the loader, creates an instance (with the validation
 // layer when asked), chooses a physical device and creates the device.
-func openDevice(cfg config) (d *device, err error) {
+func openDevice(cfg config) (_ *device, err error) {
 	if err := loadLoader(cfg.loader); err != nil {
 		return nil, err
 	}
-	d = &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}}
+	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}}
 	defer func() {
 		if err != nil {
 			d.destroy()
-			d = nil
 		}
 	}()
 	if err := d.createInstance(cfg.validation); err != nil {
@@ -181,24 +184,16 @@ func openDevice(cfg config) (d *device, err error) {
 }
 
 func (d *device) createInstance(validation bool) error {
-	app := &vk.ApplicationInfo{
-		SType:            vk.StructureTypeApplicationInfo,
-		PApplicationName: "mingru-scans\x00",
-		PEngineName:      "mingru-scans\x00",
-		ApiVersion:       vk.MakeVersion(1, 0, 0),
-	}
-	info := &vk.InstanceCreateInfo{SType: vk.StructureTypeInstanceCreateInfo, PApplicationInfo: app}
 	if validation {
 		if err := haveLayer("VK_LAYER_KHRONOS_validation"); err != nil {
 			return err
 		}
-		info.EnabledLayerCount = 1
-		info.PpEnabledLayerNames = []string{"VK_LAYER_KHRONOS_validation\x00"}
-		info.EnabledExtensionCount = 1
-		info.PpEnabledExtensionNames = []string{"VK_EXT_debug_report\x00"}
 	}
-	var inst vk.Instance
-	if err := check(vk.CreateInstance(info, nil, &inst), "create instance"); err != nil {
+	inst, r := shimCreateInstance(vk.MakeVersion(1, 0, 0), validation)
+	if r == vk.ErrorIncompatibleDriver {
+		return errors.New("no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)")
+	}
+	if err := check(r, "create instance"); err != nil {
 		return err
 	}
 	d.instance = inst
@@ -222,23 +217,14 @@ func (d *device) createInstance(validation bool) error {
 }
 
 func haveLayer(name string) error {
-	var n uint32
-	if err := check(vk.EnumerateInstanceLayerProperties(&n, nil), "enumerate layers"); err != nil {
+	found, r := shimHasLayer(name)
+	if err := check(r, "enumerate layers"); err != nil {
 		return err
 	}
-	props := make([]vk.LayerProperties, n)
-	if n > 0 {
-		if err := check(vk.EnumerateInstanceLayerProperties(&n, props), "enumerate layers"); err != nil {
-			return err
-		}
+	if !found {
+		return fmt.Errorf("MINGRU_VK_VALIDATION=1 but the layer %s is not installed", name)
 	}
-	for _, p := range props[:n] {
-		p.Deref()
-		if cstr(p.LayerName[:]) == name {
-			return nil
-		}
-	}
-	return fmt.Errorf("MINGRU_VK_VALIDATION=1 but the layer %s is not installed", name)
+	return nil
 }
 
 // choose picks the physical device: MINGRU_VK_DEVICE (an index into the
@@ -289,12 +275,12 @@ func (d *device) choose(want string) error {
 				return fmt.Errorf("MINGRU_VK_DEVICE=%q matches no device (devices: %s)", want, strings.Join(names, "; "))
 			}
 		}
-		if _, ok := computeFamily(pick.phys); !ok {
+		if _, ok := computeFamily(d.instance, pick.phys); !ok {
 			return fmt.Errorf("device %s has no compute queue", pick.name)
 		}
 	} else {
 		for i := range cands {
-			if _, ok := computeFamily(cands[i].phys); !ok {
+			if _, ok := computeFamily(d.instance, cands[i].phys); !ok {
 				continue
 			}
 			if pick == nil || typeRank(cands[i].props.DeviceType) < typeRank(pick.props.DeviceType) {
@@ -322,7 +308,7 @@ func (d *device) choose(want string) error {
 		d.maxWG = inv
 	}
 	d.tsPeriod = float64(lim.TimestampPeriod)
-	fam, _ := computeFamily(d.phys)
+	fam, _ := computeFamily(d.instance, d.phys)
 	d.qfam = fam.index
 	if fam.tsBits > 0 {
 		d.hasTimestamps = true
@@ -357,19 +343,14 @@ type family struct {
 
 // computeFamily returns a queue family with compute, preferring one with
 // timestamps.
-func computeFamily(p vk.PhysicalDevice) (family, bool) {
-	var n uint32
-	vk.GetPhysicalDeviceQueueFamilyProperties(p, &n, nil)
-	props := make([]vk.QueueFamilyProperties, n)
-	vk.GetPhysicalDeviceQueueFamilyProperties(p, &n, props)
+func computeFamily(inst vk.Instance, p vk.PhysicalDevice) (family, bool) {
 	var best family
 	found := false
-	for i := uint32(0); i < n; i++ {
-		props[i].Deref()
-		if props[i].QueueFlags&vk.QueueFlags(vk.QueueComputeBit) == 0 || props[i].QueueCount == 0 {
+	for i, q := range shimQueueFamilies(inst, p) {
+		if q.flags&uint32(vk.QueueComputeBit) == 0 || q.count == 0 {
 			continue
 		}
-		f := family{index: i, tsBits: props[i].TimestampValidBits}
+		f := family{index: uint32(i), tsBits: q.tsBits}
 		if !found || (best.tsBits == 0 && f.tsBits > 0) {
 			best, found = f, true
 		}
@@ -378,60 +359,19 @@ func computeFamily(p vk.PhysicalDevice) (family, bool) {
 }
 
 func (d *device) createDevice() error {
-	qinfo := vk.DeviceQueueCreateInfo{
-		SType:            vk.StructureTypeDeviceQueueCreateInfo,
-		QueueFamilyIndex: d.qfam,
-		QueueCount:       1,
-		PQueuePriorities: []float32{1},
-	}
-	info := &vk.DeviceCreateInfo{
-		SType:                vk.StructureTypeDeviceCreateInfo,
-		QueueCreateInfoCount: 1,
-		PQueueCreateInfos:    []vk.DeviceQueueCreateInfo{qinfo},
-	}
-	var dev vk.Device
-	if err := check(vk.CreateDevice(d.phys, info, nil, &dev), "create device"); err != nil {
+	dev, r := shimCreateDevice(d.instance, d.phys, d.qfam)
+	if err := check(r, "create device"); err != nil {
 		return err
 	}
 	d.dev = dev
 	var q vk.Queue
 	vk.GetDeviceQueue(dev, d.qfam, 0, &q)
 	d.queue = q
-
-	binds := make([]vk.DescriptorSetLayoutBinding, maxBindings)
-	for i := range binds {
-		binds[i] = vk.DescriptorSetLayoutBinding{
-			Binding:         uint32(i),
-			DescriptorType:  vk.DescriptorTypeStorageBuffer,
-			DescriptorCount: 1,
-			StageFlags:      vk.ShaderStageFlags(vk.ShaderStageComputeBit),
-		}
-	}
-	dslInfo := &vk.DescriptorSetLayoutCreateInfo{
-		SType:        vk.StructureTypeDescriptorSetLayoutCreateInfo,
-		BindingCount: maxBindings,
-		PBindings:    binds,
-	}
-	var dsl vk.DescriptorSetLayout
-	if err := check(vk.CreateDescriptorSetLayout(dev, dslInfo, nil, &dsl), "create descriptor set layout"); err != nil {
+	dsl, pl, r := shimCreateLayouts(d.instance, dev, maxBindings, pushBytes)
+	if err := check(r, "create descriptor set and pipeline layouts"); err != nil {
 		return err
 	}
-	d.dsl = dsl
-	plInfo := &vk.PipelineLayoutCreateInfo{
-		SType:                  vk.StructureTypePipelineLayoutCreateInfo,
-		SetLayoutCount:         1,
-		PSetLayouts:            []vk.DescriptorSetLayout{d.dsl},
-		PushConstantRangeCount: 1,
-		PPushConstantRanges: []vk.PushConstantRange{{
-			StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit),
-			Size:       pushBytes,
-		}},
-	}
-	var pl vk.PipelineLayout
-	if err := check(vk.CreatePipelineLayout(dev, plInfo, nil, &pl), "create pipeline layout"); err != nil {
-		return err
-	}
-	d.layout = pl
+	d.dsl, d.layout = dsl, pl
 	return nil
 }
 
@@ -660,17 +600,8 @@ func (d *device) ensureSets(c *execCtx, n int) error {
 		for capacity < n {
 			capacity *= 2
 		}
-		info := &vk.DescriptorPoolCreateInfo{
-			SType:         vk.StructureTypeDescriptorPoolCreateInfo,
-			MaxSets:       uint32(capacity),
-			PoolSizeCount: 1,
-			PPoolSizes: []vk.DescriptorPoolSize{{
-				Type:            vk.DescriptorTypeStorageBuffer,
-				DescriptorCount: uint32(capacity * maxBindings),
-			}},
-		}
-		var dp vk.DescriptorPool
-		if err := check(vk.CreateDescriptorPool(d.dev, info, nil, &dp), "create descriptor pool"); err != nil {
+		dp, r := shimCreatePool(d.instance, d.dev, uint32(capacity), uint32(capacity*maxBindings))
+		if err := check(r, "create descriptor pool"); err != nil {
 			return err
 		}
 		c.dpool = dp
@@ -698,13 +629,8 @@ func (d *device) submit(c *execCtx) error {
 	if err := check(vk.EndCommandBuffer(c.cmd), "end command buffer"); err != nil {
 		return err
 	}
-	info := vk.SubmitInfo{
-		SType:              vk.StructureTypeSubmitInfo,
-		CommandBufferCount: 1,
-		PCommandBuffers:    []vk.CommandBuffer{c.cmd},
-	}
 	d.queueMu.Lock()
-	r := vk.QueueSubmit(d.queue, 1, []vk.SubmitInfo{info}, c.fence)
+	r := shimSubmit(d.instance, d.queue, c.cmd, c.fence)
 	d.queueMu.Unlock()
 	if err := check(r, "queue submit"); err != nil {
 		return err
@@ -736,14 +662,8 @@ func (d *device) timestamps(c *execCtx, n uint32) ([]time.Duration, error) {
 	return out, nil
 }
 
-func computeBarrier(cmd vk.CommandBuffer, src, dst vk.AccessFlagBits, srcStage, dstStage vk.PipelineStageFlagBits) {
-	mb := vk.MemoryBarrier{
-		SType:         vk.StructureTypeMemoryBarrier,
-		SrcAccessMask: vk.AccessFlags(src),
-		DstAccessMask: vk.AccessFlags(dst),
-	}
-	vk.CmdPipelineBarrier(cmd, vk.PipelineStageFlags(srcStage), vk.PipelineStageFlags(dstStage), 0,
-		1, []vk.MemoryBarrier{mb}, 0, nil, 0, nil)
+func (d *device) barrier(cmd vk.CommandBuffer, src, dst vk.AccessFlagBits, srcStage, dstStage vk.PipelineStageFlagBits) {
+	shimBarrier(d.instance, cmd, srcStage, dstStage, src, dst)
 }
 
 // pipeline returns the compute pipeline of a module specialized with spec,
@@ -770,42 +690,19 @@ func (d *device) pipeline(module string, spec [numSpec]uint32) (vk.Pipeline, err
 			CodeSize: uint(len(code)),
 			PCode:    words,
 		}
-		if err := check(vk.CreateShaderModule(d.dev, info, nil, &sm), "create shader module "+module); err != nil {
+		r := vk.CreateShaderModule(d.dev, info, nil, &sm)
+		runtime.KeepAlive(words) // the binding passes the code by pointer
+		if err := check(r, "create shader module "+module); err != nil {
 			return nil, err
 		}
 		d.modules[module] = sm
 	}
-	entries := make([]vk.SpecializationMapEntry, numSpec)
-	data := make([]byte, 4*numSpec)
-	for i := range entries {
-		entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
-		binary.LittleEndian.PutUint32(data[4*i:], spec[i])
-	}
-	cdata := cBytes(data)
-	defer freeC(cdata)
-	info := vk.ComputePipelineCreateInfo{
-		SType: vk.StructureTypeComputePipelineCreateInfo,
-		Stage: vk.PipelineShaderStageCreateInfo{
-			SType:  vk.StructureTypePipelineShaderStageCreateInfo,
-			Stage:  vk.ShaderStageComputeBit,
-			Module: sm,
-			PName:  "main\x00",
-			PSpecializationInfo: []vk.SpecializationInfo{{
-				MapEntryCount: numSpec,
-				PMapEntries:   entries,
-				DataSize:      uint(len(data)),
-				PData:         cdata,
-			}},
-		},
-		Layout: d.layout,
-	}
-	pipes := make([]vk.Pipeline, 1)
-	if err := check(vk.CreateComputePipelines(d.dev, vk.NullPipelineCache, 1, []vk.ComputePipelineCreateInfo{info}, nil, pipes),
-		fmt.Sprintf("create pipeline %s %v", module, spec)); err != nil {
+	p, r := shimCreatePipeline(d.instance, d.dev, sm, d.layout, spec[:])
+	if err := check(r, fmt.Sprintf("create pipeline %s %v", module, spec)); err != nil {
 		return nil, err
 	}
-	d.pipes[key] = pipes[0]
-	return pipes[0], nil
+	d.pipes[key] = p
+	return p, nil
 }
 
 // sliceSize is the number of batch entries whose bindings all fit in the
@@ -835,7 +732,7 @@ func (d *device) sliceSize(ks []kernel, B int64) (int64, error) {
 type dispatchRec struct {
 	pipe   vk.Pipeline
 	push   [4 + maxBindings]uint32
-	infos  [maxBindings]vk.DescriptorBufferInfo
+	infos  [maxBindings]bufferBinding
 	gx, gy uint32
 }
 
@@ -862,7 +759,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 			r.push[0], r.push[1], r.push[2], r.push[3] = uint32(n), k.T, k.N, k.flags
 			for i, o := range k.binds {
 				if o.buf == nil {
-					r.infos[i] = vk.DescriptorBufferInfo{Buffer: d.placeholder.buf, Offset: 0, Range: vk.DeviceSize(d.placeholder.size)}
+					r.infos[i] = bufferBinding{buf: d.placeholder.buf, offset: 0, rng: uint64(d.placeholder.size)}
 					continue
 				}
 				start := b0 * o.stride * o.esize
@@ -872,7 +769,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 				if base+rng > o.buf.size {
 					rng = o.buf.size - base
 				}
-				r.infos[i] = vk.DescriptorBufferInfo{Buffer: o.buf.buf, Offset: vk.DeviceSize(base), Range: vk.DeviceSize(rng)}
+				r.infos[i] = bufferBinding{buf: o.buf.buf, offset: uint64(base), rng: uint64(rng)}
 				r.push[4+i] = uint32((start - base) / o.esize)
 			}
 			g := k.groups(n)
@@ -892,6 +789,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 		}
 	}
 
+	d.lastDispatches.Store(int64(len(recs)))
 	c, err := d.getCtx()
 	if err != nil {
 		return 0, false, err
@@ -900,34 +798,14 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	if err := d.ensureSets(c, len(recs)); err != nil {
 		return 0, false, err
 	}
-	layouts := make([]vk.DescriptorSetLayout, len(recs))
-	for i := range layouts {
-		layouts[i] = d.dsl
+	infos := make([]bufferBinding, 0, len(recs)*maxBindings)
+	for i := range recs {
+		infos = append(infos, recs[i].infos[:]...)
 	}
-	sets := make([]vk.DescriptorSet, len(recs))
-	ainfo := &vk.DescriptorSetAllocateInfo{
-		SType:              vk.StructureTypeDescriptorSetAllocateInfo,
-		DescriptorPool:     c.dpool,
-		DescriptorSetCount: uint32(len(recs)),
-		PSetLayouts:        layouts,
-	}
-	if err := check(vk.AllocateDescriptorSets(d.dev, ainfo, &sets[0]), "allocate descriptor sets"); err != nil {
+	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
+	if err := check(r, "allocate descriptor sets"); err != nil {
 		return 0, false, err
 	}
-	writes := make([]vk.WriteDescriptorSet, 0, len(recs)*maxBindings)
-	for i := range recs {
-		for j := 0; j < maxBindings; j++ {
-			writes = append(writes, vk.WriteDescriptorSet{
-				SType:           vk.StructureTypeWriteDescriptorSet,
-				DstSet:          sets[i],
-				DstBinding:      uint32(j),
-				DescriptorCount: 1,
-				DescriptorType:  vk.DescriptorTypeStorageBuffer,
-				PBufferInfo:     []vk.DescriptorBufferInfo{recs[i].infos[j]},
-			})
-		}
-	}
-	vk.UpdateDescriptorSets(d.dev, uint32(len(writes)), writes, 0, nil)
 
 	if err := d.begin(c); err != nil {
 		return 0, false, err
@@ -944,7 +822,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 				}
 			}
 		}
-		computeBarrier(cmd, vk.AccessTransferWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
+		d.barrier(cmd, vk.AccessTransferWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
 			vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit)
 	}
 	if c.hasQry {
@@ -953,7 +831,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	for i := range recs {
 		r := &recs[i]
 		if i > 0 {
-			computeBarrier(cmd, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
+			d.barrier(cmd, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
 				vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit)
 		}
 		vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, r.pipe)
@@ -1038,13 +916,10 @@ func (d *device) transfer(b *buffer, data []byte, toDevice bool) error {
 		if err := d.begin(c); err != nil {
 			return err
 		}
-		region := vk.BufferCopy{Size: vk.DeviceSize(words)}
 		if toDevice {
-			region.DstOffset = vk.DeviceSize(off)
-			vk.CmdCopyBuffer(c.cmd, d.staging.buf, b.buf, 1, []vk.BufferCopy{region})
+			shimCopy(d.instance, c.cmd, d.staging.buf, b.buf, 0, uint64(off), uint64(words))
 		} else {
-			region.SrcOffset = vk.DeviceSize(off)
-			vk.CmdCopyBuffer(c.cmd, b.buf, d.staging.buf, 1, []vk.BufferCopy{region})
+			shimCopy(d.instance, c.cmd, b.buf, d.staging.buf, uint64(off), 0, uint64(words))
 		}
 		if err := d.submit(c); err != nil {
 			return err
@@ -1111,8 +986,8 @@ func (d *device) copyBandwidth(bytes int64) (float64, error) {
 	}
 	defer d.freeRaw(dst)
 	dt, err := d.timed(9, func(cmd vk.CommandBuffer) {
-		vk.CmdCopyBuffer(cmd, src.buf, dst.buf, 1, []vk.BufferCopy{{Size: vk.DeviceSize(bytes)}})
-		computeBarrier(cmd, vk.AccessTransferWriteBit, vk.AccessTransferWriteBit,
+		shimCopy(d.instance, cmd, src.buf, dst.buf, 0, 0, uint64(bytes))
+		d.barrier(cmd, vk.AccessTransferWriteBit, vk.AccessTransferWriteBit,
 			vk.PipelineStageTransferBit, vk.PipelineStageTransferBit)
 	})
 	if err != nil {

@@ -1,0 +1,321 @@
+//go:build cgo
+
+package vk
+
+// A few Vulkan calls go through this file instead of the binding: the
+// binding copies arrays of structs into C memory whose release it leaves to
+// Go finalizers, and a garbage collection during the call can free that
+// memory while the driver still reads it (seen as crashes inside
+// vkCreateComputePipelines under concurrent use). Here the structs are
+// built in C, on the C stack or with malloc, and live for the whole call.
+// Handles cross as 64-bit integers (the package builds for 64-bit targets
+// only, where every Vulkan handle is 64 bits wide).
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(void*) == 8, "64-bit targets only");
+
+typedef uint64_t H; // any Vulkan handle on a 64-bit target
+
+typedef struct { int32_t sType; const void* pNext; const char* app; uint32_t appVersion; const char* engine; uint32_t engineVersion; uint32_t apiVersion; } AppInfo;
+typedef struct { int32_t sType; const void* pNext; uint32_t flags; const AppInfo* app; uint32_t layerCount; const char* const* layers; uint32_t extCount; const char* const* exts; } InstanceInfo;
+typedef struct { char name[256]; uint32_t specVersion; uint32_t implVersion; char description[256]; } LayerProps;
+typedef struct { uint32_t flags; uint32_t count; uint32_t tsBits; uint32_t w, h, d; } QueueFamilyProps;
+typedef struct { int32_t sType; const void* pNext; uint32_t flags; uint32_t family; uint32_t count; const float* priorities; } QueueInfo;
+typedef struct { int32_t sType; const void* pNext; uint32_t flags; uint32_t queueInfoCount; const QueueInfo* queueInfos; uint32_t layerCount; const char* const* layers; uint32_t extCount; const char* const* exts; const void* features; } DeviceInfo;
+typedef struct { uint32_t binding; int32_t type; uint32_t count; uint32_t stages; const void* samplers; } LayoutBinding;
+typedef struct { int32_t sType; const void* pNext; uint32_t flags; uint32_t bindingCount; const LayoutBinding* bindings; } SetLayoutInfo;
+typedef struct { uint32_t stages; uint32_t offset; uint32_t size; } PushRange;
+typedef struct { int32_t sType; const void* pNext; uint32_t flags; uint32_t setLayoutCount; const H* setLayouts; uint32_t pushCount; const PushRange* push; } PipelineLayoutInfo;
+typedef struct { uint32_t id; uint32_t offset; size_t size; } SpecEntry;
+typedef struct { uint32_t count; const SpecEntry* entries; size_t dataSize; const void* data; } SpecInfo;
+typedef struct { int32_t sType; const void* pNext; uint32_t flags; uint32_t stage; H module; const char* name; const SpecInfo* spec; } StageInfo;
+typedef struct { int32_t sType; const void* pNext; uint32_t flags; StageInfo stage; H layout; H base; int32_t baseIndex; } ComputeInfo;
+typedef struct { int32_t type; uint32_t count; } PoolSize;
+typedef struct { int32_t sType; const void* pNext; uint32_t flags; uint32_t maxSets; uint32_t sizeCount; const PoolSize* sizes; } PoolInfo;
+typedef struct { int32_t sType; const void* pNext; H pool; uint32_t count; const H* layouts; } SetAllocInfo;
+typedef struct { H buffer; uint64_t offset; uint64_t range; } BufferInfo;
+typedef struct { int32_t sType; const void* pNext; H set; uint32_t binding; uint32_t element; uint32_t count; int32_t type; const void* images; const BufferInfo* buffers; const void* views; } WriteSet;
+typedef struct { int32_t sType; const void* pNext; uint32_t waitCount; const H* waits; const uint32_t* waitStages; uint32_t cmdCount; const H* cmds; uint32_t signalCount; const H* signals; } SubmitInfo;
+typedef struct { int32_t sType; const void* pNext; uint32_t src; uint32_t dst; } MemBarrier;
+typedef struct { uint64_t src; uint64_t dst; uint64_t size; } CopyRegion;
+
+typedef void* (*GIPA)(H instance, const char* name);
+static GIPA gipa;
+static void vks_set_gipa(void* p) { gipa = (GIPA)p; }
+
+// Structure types (VkStructureType).
+enum {
+	ST_APP = 0, ST_INSTANCE = 1, ST_QUEUE = 2, ST_DEVICE = 3, ST_SUBMIT = 4,
+	ST_STAGE = 18, ST_COMPUTE = 29, ST_PIPELINE_LAYOUT = 30, ST_SET_LAYOUT = 32,
+	ST_POOL = 33, ST_SET_ALLOC = 34, ST_WRITE = 35, ST_MEM_BARRIER = 46,
+};
+enum { STORAGE_BUFFER = 7, STAGE_COMPUTE = 0x20 };
+
+static int32_t vks_has_layer(const char* name, int* found) {
+	int32_t (*f)(uint32_t*, LayerProps*) = gipa(0, "vkEnumerateInstanceLayerProperties");
+	*found = 0;
+	if (!f) return -3;
+	uint32_t n = 0;
+	int32_t r = f(&n, NULL);
+	if (r < 0) return r;
+	LayerProps* p = calloc(n ? n : 1, sizeof(LayerProps));
+	r = f(&n, p);
+	if (r >= 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (strcmp(p[i].name, name) == 0) *found = 1;
+		}
+	}
+	free(p);
+	return r < 0 ? r : 0;
+}
+
+static int32_t vks_create_instance(uint32_t api, int validation, H* out) {
+	int32_t (*f)(const InstanceInfo*, const void*, H*) = gipa(0, "vkCreateInstance");
+	if (!f) return -3;
+	AppInfo app = { ST_APP, NULL, "mingru-scans", 1, "mingru-scans", 1, api };
+	const char* layers[] = { "VK_LAYER_KHRONOS_validation" };
+	const char* exts[] = { "VK_EXT_debug_report" };
+	InstanceInfo info = { ST_INSTANCE, NULL, 0, &app, 0, NULL, 0, NULL };
+	if (validation) {
+		info.layerCount = 1; info.layers = layers;
+		info.extCount = 1; info.exts = exts;
+	}
+	return f(&info, NULL, out);
+}
+
+static uint32_t vks_queue_families(H instance, H phys, QueueFamilyProps* out, uint32_t cap) {
+	void (*f)(H, uint32_t*, QueueFamilyProps*) = gipa(instance, "vkGetPhysicalDeviceQueueFamilyProperties");
+	if (!f) return 0;
+	uint32_t n = 0;
+	f(phys, &n, NULL);
+	if (n > cap) n = cap;
+	f(phys, &n, out);
+	return n;
+}
+
+static int32_t vks_create_device(H instance, H phys, uint32_t family, H* out) {
+	int32_t (*f)(H, const DeviceInfo*, const void*, H*) = gipa(instance, "vkCreateDevice");
+	if (!f) return -3;
+	float prio = 1.0f;
+	QueueInfo q = { ST_QUEUE, NULL, 0, family, 1, &prio };
+	DeviceInfo info = { ST_DEVICE, NULL, 0, 1, &q, 0, NULL, 0, NULL, NULL };
+	return f(phys, &info, NULL, out);
+}
+
+static int32_t vks_create_layouts(H instance, H dev, uint32_t bindings, uint32_t pushBytes, H* dsl, H* layout) {
+	int32_t (*fs)(H, const SetLayoutInfo*, const void*, H*) = gipa(instance, "vkCreateDescriptorSetLayout");
+	int32_t (*fp)(H, const PipelineLayoutInfo*, const void*, H*) = gipa(instance, "vkCreatePipelineLayout");
+	if (!fs || !fp) return -3;
+	LayoutBinding b[32];
+	if (bindings > 32) return -3;
+	for (uint32_t i = 0; i < bindings; i++) {
+		LayoutBinding x = { i, STORAGE_BUFFER, 1, STAGE_COMPUTE, NULL };
+		b[i] = x;
+	}
+	SetLayoutInfo si = { ST_SET_LAYOUT, NULL, 0, bindings, b };
+	int32_t r = fs(dev, &si, NULL, dsl);
+	if (r < 0) return r;
+	PushRange pr = { STAGE_COMPUTE, 0, pushBytes };
+	PipelineLayoutInfo pi = { ST_PIPELINE_LAYOUT, NULL, 0, 1, dsl, 1, &pr };
+	return fp(dev, &pi, NULL, layout);
+}
+
+static int32_t vks_create_pipeline(H instance, H dev, H module, H layout, const uint32_t* spec, uint32_t nspec, H* out) {
+	int32_t (*f)(H, H, uint32_t, const ComputeInfo*, const void*, H*) = gipa(instance, "vkCreateComputePipelines");
+	if (!f) return -3;
+	SpecEntry e[32];
+	uint32_t data[32];
+	if (nspec > 32) return -3;
+	for (uint32_t i = 0; i < nspec; i++) {
+		SpecEntry x = { i, 4 * i, 4 };
+		e[i] = x;
+		data[i] = spec[i];
+	}
+	SpecInfo si = { nspec, e, 4 * nspec, data };
+	ComputeInfo ci;
+	memset(&ci, 0, sizeof ci);
+	ci.sType = ST_COMPUTE;
+	ci.stage.sType = ST_STAGE;
+	ci.stage.stage = STAGE_COMPUTE;
+	ci.stage.module = module;
+	ci.stage.name = "main";
+	ci.stage.spec = &si;
+	ci.layout = layout;
+	ci.baseIndex = -1;
+	return f(dev, 0, 1, &ci, NULL, out);
+}
+
+static int32_t vks_create_pool(H instance, H dev, uint32_t sets, uint32_t descriptors, H* out) {
+	int32_t (*f)(H, const PoolInfo*, const void*, H*) = gipa(instance, "vkCreateDescriptorPool");
+	if (!f) return -3;
+	PoolSize ps = { STORAGE_BUFFER, descriptors };
+	PoolInfo info = { ST_POOL, NULL, 0, sets, 1, &ps };
+	return f(dev, &info, NULL, out);
+}
+
+// vks_write_sets allocates n sets of one layout and points binding j of
+// set i at buffers[i*bindings + j].
+static int32_t vks_write_sets(H instance, H dev, H pool, H layout, uint32_t n, uint32_t bindings, const BufferInfo* buffers, H* sets) {
+	int32_t (*fa)(H, const SetAllocInfo*, H*) = gipa(instance, "vkAllocateDescriptorSets");
+	void (*fu)(H, uint32_t, const WriteSet*, uint32_t, const void*) = gipa(instance, "vkUpdateDescriptorSets");
+	if (!fa || !fu) return -3;
+	H* layouts = malloc(sizeof(H) * n);
+	WriteSet* w = calloc((size_t)n * bindings, sizeof(WriteSet));
+	if (!layouts || !w) { free(layouts); free(w); return -1; }
+	for (uint32_t i = 0; i < n; i++) layouts[i] = layout;
+	SetAllocInfo ai = { ST_SET_ALLOC, NULL, pool, n, layouts };
+	int32_t r = fa(dev, &ai, sets);
+	if (r >= 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			for (uint32_t j = 0; j < bindings; j++) {
+				WriteSet* x = &w[i * bindings + j];
+				x->sType = ST_WRITE;
+				x->set = sets[i];
+				x->binding = j;
+				x->count = 1;
+				x->type = STORAGE_BUFFER;
+				x->buffers = &buffers[i * bindings + j];
+			}
+		}
+		fu(dev, n * bindings, w, 0, NULL);
+	}
+	free(layouts);
+	free(w);
+	return r;
+}
+
+static int32_t vks_submit(H instance, H queue, H cmd, H fence) {
+	int32_t (*f)(H, uint32_t, const SubmitInfo*, H) = gipa(instance, "vkQueueSubmit");
+	if (!f) return -3;
+	SubmitInfo s = { ST_SUBMIT, NULL, 0, NULL, NULL, 1, &cmd, 0, NULL };
+	return f(queue, 1, &s, fence);
+}
+
+static void vks_barrier(H instance, H cmd, uint32_t srcStage, uint32_t dstStage, uint32_t src, uint32_t dst) {
+	void (*f)(H, uint32_t, uint32_t, uint32_t, uint32_t, const MemBarrier*, uint32_t, const void*, uint32_t, const void*) = gipa(instance, "vkCmdPipelineBarrier");
+	MemBarrier m = { ST_MEM_BARRIER, NULL, src, dst };
+	f(cmd, srcStage, dstStage, 0, 1, &m, 0, NULL, 0, NULL);
+}
+
+static void vks_copy(H instance, H cmd, H srcBuf, H dstBuf, uint64_t src, uint64_t dst, uint64_t size) {
+	void (*f)(H, H, H, uint32_t, const CopyRegion*) = gipa(instance, "vkCmdCopyBuffer");
+	CopyRegion r = { src, dst, size };
+	f(cmd, srcBuf, dstBuf, 1, &r);
+}
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// h converts any Vulkan handle of the binding to the shim's 64-bit form.
+func h[T any](x T) C.H { return *(*C.H)(unsafe.Pointer(&x)) }
+
+// fromH converts back.
+func fromH[T any](x C.H) T { return *(*T)(unsafe.Pointer(&x)) }
+
+func shimSetLoader(gipa unsafe.Pointer) { C.vks_set_gipa(gipa) }
+
+func shimHasLayer(name string) (bool, vk.Result) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var found C.int
+	r := C.vks_has_layer(cname, &found)
+	return found != 0, vk.Result(r)
+}
+
+func shimCreateInstance(api uint32, validation bool) (vk.Instance, vk.Result) {
+	v := C.int(0)
+	if validation {
+		v = 1
+	}
+	var out C.H
+	r := C.vks_create_instance(C.uint32_t(api), v, &out)
+	return fromH[vk.Instance](out), vk.Result(r)
+}
+
+type queueFamily struct {
+	flags, count, tsBits uint32
+}
+
+func shimQueueFamilies(inst vk.Instance, phys vk.PhysicalDevice) []queueFamily {
+	var props [64]C.QueueFamilyProps
+	n := C.vks_queue_families(h(inst), h(phys), &props[0], 64)
+	out := make([]queueFamily, n)
+	for i := range out {
+		out[i] = queueFamily{uint32(props[i].flags), uint32(props[i].count), uint32(props[i].tsBits)}
+	}
+	return out
+}
+
+func shimCreateDevice(inst vk.Instance, phys vk.PhysicalDevice, family uint32) (vk.Device, vk.Result) {
+	var out C.H
+	r := C.vks_create_device(h(inst), h(phys), C.uint32_t(family), &out)
+	return fromH[vk.Device](out), vk.Result(r)
+}
+
+func shimCreateLayouts(inst vk.Instance, dev vk.Device, bindings, pushBytes uint32) (vk.DescriptorSetLayout, vk.PipelineLayout, vk.Result) {
+	var dsl, pl C.H
+	r := C.vks_create_layouts(h(inst), h(dev), C.uint32_t(bindings), C.uint32_t(pushBytes), &dsl, &pl)
+	return fromH[vk.DescriptorSetLayout](dsl), fromH[vk.PipelineLayout](pl), vk.Result(r)
+}
+
+func shimCreatePipeline(inst vk.Instance, dev vk.Device, module vk.ShaderModule, layout vk.PipelineLayout, spec []uint32) (vk.Pipeline, vk.Result) {
+	cspec := make([]C.uint32_t, len(spec))
+	for i, s := range spec {
+		cspec[i] = C.uint32_t(s)
+	}
+	var out C.H
+	r := C.vks_create_pipeline(h(inst), h(dev), h(module), h(layout), &cspec[0], C.uint32_t(len(spec)), &out)
+	return fromH[vk.Pipeline](out), vk.Result(r)
+}
+
+func shimCreatePool(inst vk.Instance, dev vk.Device, sets, descriptors uint32) (vk.DescriptorPool, vk.Result) {
+	var out C.H
+	r := C.vks_create_pool(h(inst), h(dev), C.uint32_t(sets), C.uint32_t(descriptors), &out)
+	return fromH[vk.DescriptorPool](out), vk.Result(r)
+}
+
+// bufferBinding is one descriptor: a buffer range.
+type bufferBinding struct {
+	buf         vk.Buffer
+	offset, rng uint64
+}
+
+// shimWriteSets allocates one set per group of `bindings` descriptors in
+// infos and writes them.
+func shimWriteSets(inst vk.Instance, dev vk.Device, pool vk.DescriptorPool, layout vk.DescriptorSetLayout, bindings int, infos []bufferBinding) ([]vk.DescriptorSet, vk.Result) {
+	n := len(infos) / bindings
+	cinfos := (*C.BufferInfo)(C.malloc(C.size_t(len(infos)) * C.size_t(unsafe.Sizeof(C.BufferInfo{}))))
+	defer C.free(unsafe.Pointer(cinfos))
+	ci := unsafe.Slice(cinfos, len(infos))
+	for i, b := range infos {
+		ci[i] = C.BufferInfo{buffer: h(b.buf), offset: C.uint64_t(b.offset), _range: C.uint64_t(b.rng)}
+	}
+	csets := make([]C.H, n)
+	r := C.vks_write_sets(h(inst), h(dev), h(pool), h(layout), C.uint32_t(n), C.uint32_t(bindings), cinfos, &csets[0])
+	sets := make([]vk.DescriptorSet, n)
+	for i := range sets {
+		sets[i] = fromH[vk.DescriptorSet](csets[i])
+	}
+	return sets, vk.Result(r)
+}
+
+func shimSubmit(inst vk.Instance, q vk.Queue, cmd vk.CommandBuffer, fence vk.Fence) vk.Result {
+	return vk.Result(C.vks_submit(h(inst), h(q), h(cmd), h(fence)))
+}
+
+func shimBarrier(inst vk.Instance, cmd vk.CommandBuffer, srcStage, dstStage vk.PipelineStageFlagBits, src, dst vk.AccessFlagBits) {
+	C.vks_barrier(h(inst), h(cmd), C.uint32_t(srcStage), C.uint32_t(dstStage), C.uint32_t(src), C.uint32_t(dst))
+}
+
+func shimCopy(inst vk.Instance, cmd vk.CommandBuffer, src, dst vk.Buffer, srcOff, dstOff, size uint64) {
+	C.vks_copy(h(inst), h(cmd), h(src), h(dst), C.uint64_t(srcOff), C.uint64_t(dstOff), C.uint64_t(size))
+}
