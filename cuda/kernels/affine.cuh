@@ -26,6 +26,9 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
     // Step t of the lane: A at (b*T + t)*N + n blocks of K*K, X and H at
     // the same index in blocks of K*V.
     i64 blk = b * T * N + n;
+    // Small blocks issue few loads per step; unrolling lets the loads of
+    // the next steps (read-only, independent of h) be issued early.
+#pragma unroll(K <= 4 ? 4 : 1)
     for (i64 t = 0; t < T; t++, blk += N) {
         const i64 a0 = blk * (K * K);
         const i64 x0 = blk * (K * V) + j;

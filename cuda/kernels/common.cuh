@@ -14,6 +14,13 @@
 
 typedef long long i64;
 
+// DYNAMIC_SHARED declares the block's dynamic shared memory as a float
+// array. It is a macro so that the kernels also compile as host C++ for
+// the emulation test (kernels/emu), which supplies its own definition.
+#ifndef DYNAMIC_SHARED
+#define DYNAMIC_SHARED(name) extern __shared__ float name[]
+#endif
+
 __device__ __forceinline__ float f16_to_f32(unsigned short h) {
     unsigned int sign = (unsigned int)(h & 0x8000u) << 16;
     unsigned int exp = (h >> 10) & 0x1fu;

@@ -31,6 +31,9 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
         y[i] = h0 != nullptr ? ld<DT>(h0, lane * K + i) : 0.0f;
     }
     i64 blk = b * T * N + n;
+    // Unrolling lets the loads of the next steps (read-only, independent
+    // of the state) be issued early.
+#pragma unroll(K <= 8 ? 2 : 1)
     for (i64 t = 0; t < T; t++, blk += N) {
         const i64 th0 = blk * (K - 1);
         const i64 s0 = blk * K;

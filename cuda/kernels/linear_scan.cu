@@ -7,7 +7,7 @@ template <int DT>
 __device__ __forceinline__ void linear_fwd(const void* __restrict__ a, const void* __restrict__ b,
                                            const void* __restrict__ h0, void* __restrict__ h, i64 T,
                                            i64 D) {
-    extern __shared__ float agg[];  // P[C][TILE], then Q[C][TILE]
+    DYNAMIC_SHARED(agg);  // P[C][TILE], then Q[C][TILE]
     Lane l = lane_of(T, D);
     const i64 base = l.b * T * D + l.d;  // element (b, t, d) is base + t*D
     float carry = 0.0f;
@@ -50,7 +50,7 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
                                            const void* __restrict__ h, const void* __restrict__ dh,
                                            void* __restrict__ da, void* __restrict__ db,
                                            void* __restrict__ dh0, i64 T, i64 D) {
-    extern __shared__ float agg[];
+    DYNAMIC_SHARED(agg);
     Lane l = lane_of(T, D);
     const i64 base = l.b * T * D + l.d;
     float g = 0.0f;
@@ -91,12 +91,12 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
 }
 
 #define LINEAR_SCAN(NAME, DT)                                                                    \
-    extern "C" __global__ void __launch_bounds__(1024)                                           \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                           \
         linear_scan_fwd_##NAME(const void* a, const void* b, const void* h0, void* h, i64 T,     \
                                i64 D) {                                                          \
         linear_fwd<DT>(a, b, h0, h, T, D);                                                       \
     }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(1024)                                           \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                           \
         linear_scan_bwd_##NAME(const void* a, const void* h0, const void* h, const void* dh,     \
                                void* da, void* db, void* dh0, i64 T, i64 D) {                    \
         linear_bwd<DT>(a, h0, h, dh, da, db, dh0, T, D);                                         \

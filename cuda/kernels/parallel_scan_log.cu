@@ -12,7 +12,7 @@
 template <int DT>
 __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void* __restrict__ lv,
                                         void* __restrict__ h, i64 T, i64 D) {
-    extern __shared__ float agg[];
+    DYNAMIC_SHARED(agg);
     Lane l = lane_of(T, D);
     const i64 base = l.b * T * D + l.d;          // (b, t, d) of lc and h
     const i64 vbase = l.b * (T + 1) * D + l.d;   // (b, s, d) of lv
@@ -62,7 +62,7 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
                                         const void* __restrict__ h, const void* __restrict__ dh,
                                         void* __restrict__ dlc, void* __restrict__ dlv, i64 T,
                                         i64 D) {
-    extern __shared__ float agg[];
+    DYNAMIC_SHARED(agg);
     Lane l = lane_of(T, D);
     const i64 base = l.b * T * D + l.d;
     const i64 vbase = l.b * (T + 1) * D + l.d;
@@ -102,11 +102,11 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
 }
 
 #define PARALLEL_SCAN_LOG(NAME, DT)                                                              \
-    extern "C" __global__ void __launch_bounds__(1024)                                           \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                           \
         parallel_scan_log_fwd_##NAME(const void* lc, const void* lv, void* h, i64 T, i64 D) {    \
         log_fwd<DT>(lc, lv, h, T, D);                                                            \
     }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(1024)                                           \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                           \
         parallel_scan_log_bwd_##NAME(const void* lc, const void* lv, const void* h,              \
                                      const void* dh, void* dlc, void* dlv, i64 T, i64 D) {       \
         log_bwd<DT>(lc, lv, h, dh, dlc, dlv, T, D);                                              \

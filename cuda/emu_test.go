@@ -1,0 +1,311 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+)
+
+// The kernels run on the host: testdata/emu/emu.cc compiles kernels/*.cu
+// as C++ (one OS thread per CUDA thread, std::barrier for __syncthreads)
+// and runs one launch per process. emuBackend drives it with the same
+// plans as the GPU backend (planFor), so the conformance matrix checks the
+// kernels' index math, chunking, barriers, every output element being
+// written (outputs start as NaN) and the host-side launch plans, on any
+// machine with g++. It does not check the GPU's arithmetic or the driver
+// calls; the tagged tests do, on a GPU.
+
+var (
+	emuOnce sync.Once
+	emuBin  string
+	emuErr  error
+)
+
+// emulator builds testdata/emu once per test binary, or skips the test.
+func emulator(t *testing.T) string {
+	t.Helper()
+	dir := kernelsDir(t)
+	emuOnce.Do(func() {
+		gxx, err := exec.LookPath("g++")
+		if err != nil {
+			emuErr = fmt.Errorf("g++ not found: %v", err)
+			return
+		}
+		tmp, err := os.MkdirTemp("", "cuda-emu")
+		if err != nil {
+			emuErr = err
+			return
+		}
+		emuBin = filepath.Join(tmp, "emu")
+		src := filepath.Join(filepath.Dir(dir), "testdata", "emu", "emu.cc")
+		out, err := exec.Command(gxx, "-std=c++20", "-O1", "-pthread", "-rdynamic", "-o", emuBin, src).CombinedOutput()
+		if err != nil {
+			emuErr = fmt.Errorf("g++ %s: %v\n%s", src, err, out)
+		}
+	})
+	if emuErr != nil {
+		if _, ok := emuErr.(*exec.Error); ok {
+			t.Skipf("host emulation of the kernels needs g++: %v", emuErr)
+		}
+		t.Fatalf("building the kernel emulator: %v", emuErr)
+	}
+	return emuBin
+}
+
+// emuBackend is a scans.Backend whose operations run the CUDA kernels in
+// the host emulator. Its tensors are host tensors.
+type emuBackend struct {
+	bin      string
+	dir      string // scratch directory for the launch files
+	resident int
+	mu       sync.Mutex
+	n        int
+}
+
+func (e *emuBackend) Name() string { return "cuda-emu" }
+func (e *emuBackend) Status() scans.Status {
+	return scans.Status{Backend: "cuda-emu", Available: true, Device: "host emulation of the CUDA kernels"}
+}
+func (e *emuBackend) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
+	return envelope(op, d, dt)
+}
+func (e *emuBackend) Upload(h *scans.Host) (scans.Tensor, error) { return h.Clone(), nil }
+func (e *emuBackend) Download(t scans.Tensor) (*scans.Host, error) {
+	return t.(*scans.Host).Clone(), nil
+}
+func (e *emuBackend) Release(scans.Tensor) error { return nil }
+
+func writeHost(path string, h *scans.Host) error {
+	var buf []byte
+	if h.DType() == scans.F32 {
+		buf = make([]byte, 4*h.Len())
+		for i, v := range h.Float32Data() {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+		}
+	} else {
+		buf = make([]byte, 2*h.Len())
+		for i, v := range h.Bits() {
+			binary.LittleEndian.PutUint16(buf[2*i:], v)
+		}
+	}
+	return os.WriteFile(path, buf, 0o644)
+}
+
+func readHost(path string, dt scans.DType, shape []int) (*scans.Host, error) {
+	buf, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	h, err := scans.NewHost(dt, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if len(buf) != h.Bytes() {
+		return nil, fmt.Errorf("%s: %d bytes, want %d", path, len(buf), h.Bytes())
+	}
+	if dt == scans.F32 {
+		for i := range h.Float32Data() {
+			h.Float32Data()[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+		}
+	} else {
+		for i := range h.Bits() {
+			h.Bits()[i] = binary.LittleEndian.Uint16(buf[2*i:])
+		}
+	}
+	return h, nil
+}
+
+// run plans the launch exactly as Backend.run does and runs it in the
+// emulator.
+func (e *emuBackend) run(op scans.Op, dir scans.Direction, d scans.Dims, args ...scans.Tensor) ([]scans.Tensor, error) {
+	dt := args[0].DType()
+	if err := envelope(op, d, dt); err != nil {
+		return nil, err
+	}
+	i := initArg(op)
+	p := planFor(op, dir, d, dt, i >= 0 && !scans.IsNil(args[i]), e.resident)
+	e.mu.Lock()
+	e.n++
+	call := filepath.Join(e.dir, strconv.Itoa(e.n))
+	e.mu.Unlock()
+	if err := os.MkdirAll(call, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(call)
+	cmd := []string{p.kernel(), strconv.Itoa(p.grid), strconv.Itoa(p.bx), strconv.Itoa(p.by), strconv.Itoa(p.shared)}
+	for _, i := range p.ins {
+		if scans.IsNil(args[i]) {
+			cmd = append(cmd, "null")
+			continue
+		}
+		f := filepath.Join(call, fmt.Sprintf("in%d", i))
+		if err := writeHost(f, args[i].(*scans.Host)); err != nil {
+			return nil, err
+		}
+		cmd = append(cmd, "in:"+f)
+	}
+	for i, shape := range p.outs {
+		if shape == nil {
+			cmd = append(cmd, "null")
+			continue
+		}
+		cmd = append(cmd, fmt.Sprintf("out:%s:%d", filepath.Join(call, fmt.Sprintf("out%d", i)), scans.NumElements(shape)*dt.Size()))
+	}
+	for _, s := range p.scalars {
+		cmd = append(cmd, "i:"+strconv.FormatInt(s, 10))
+	}
+	if out, err := exec.Command(e.bin, cmd...).CombinedOutput(); err != nil {
+		return nil, &scans.KernelError{Backend: "cuda-emu", Op: op, Err: fmt.Errorf("%v: %s", err, out)}
+	}
+	res := make([]scans.Tensor, len(p.outs))
+	for i, shape := range p.outs {
+		if shape == nil {
+			continue
+		}
+		h, err := readHost(filepath.Join(call, fmt.Sprintf("out%d", i)), dt, shape)
+		if err != nil {
+			return nil, err
+		}
+		res[i] = h
+	}
+	return res, nil
+}
+
+func (e *emuBackend) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
+	d, err := scans.CheckLinearScan(a, b, h0)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.run(scans.OpLinearScan, scans.Forward, d, a, b, h0)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (e *emuBackend) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
+	d, err := scans.CheckLinearScanBackward(a, b, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := e.run(scans.OpLinearScan, scans.Backward, d, a, b, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out[0], out[1], out[2], nil
+}
+
+func (e *emuBackend) MatrixScan(A, b, h0 scans.Tensor) (scans.Tensor, error) {
+	d, err := scans.CheckMatrixScan(A, b, h0)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.run(scans.OpMatrixScan, scans.Forward, d, A, b, h0)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (e *emuBackend) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
+	d, err := scans.CheckMatrixScanBackward(A, b, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := e.run(scans.OpMatrixScan, scans.Backward, d, A, b, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out[0], out[1], out[2], nil
+}
+
+func (e *emuBackend) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
+	d, err := scans.CheckMatrixAffineScan(A, X, H0)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.run(scans.OpMatrixAffineScan, scans.Forward, d, A, X, H0)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (e *emuBackend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
+	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := e.run(scans.OpMatrixAffineScan, scans.Backward, d, A, X, H0, H, dH)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out[0], out[1], out[2], nil
+}
+
+func (e *emuBackend) ParallelScanLog(lc, lv scans.Tensor) (scans.Tensor, error) {
+	d, err := scans.CheckParallelScanLog(lc, lv)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.run(scans.OpParallelScanLog, scans.Forward, d, lc, lv)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (e *emuBackend) ParallelScanLogBackward(lc, lv, h, dh scans.Tensor) (dlc, dlv scans.Tensor, err error) {
+	d, err := scans.CheckParallelScanLogBackward(lc, lv, h, dh)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := e.run(scans.OpParallelScanLog, scans.Backward, d, lc, lv, h, dh)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out[0], out[1], nil
+}
+
+func (e *emuBackend) GivensScan(theta, sigma, x, h0 scans.Tensor) (scans.Tensor, error) {
+	d, err := scans.CheckGivensScan(theta, sigma, x, h0)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.run(scans.OpGivensScan, scans.Forward, d, theta, sigma, x, h0)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (e *emuBackend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dth, dsg, dx, dh0 scans.Tensor, err error) {
+	d, err := scans.CheckGivensScanBackward(theta, sigma, x, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	out, err := e.run(scans.OpGivensScan, scans.Backward, d, theta, sigma, x, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return out[0], out[1], out[2], out[3], nil
+}
+
+// TestKernelsEmulated runs the conformance matrix (the quick one under
+// -short) on the kernels in the host emulator, against eager. The plans
+// use an H200's resident thread count, so T = 1000 with few lanes takes
+// the 32-chunk path of the elementwise scans.
+func TestKernelsEmulated(t *testing.T) {
+	bin := emulator(t)
+	e := &emuBackend{bin: bin, dir: t.TempDir(), resident: 132 * 2048}
+	bench.TestBackend(t, e, testing.Short())
+}

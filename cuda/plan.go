@@ -1,0 +1,129 @@
+package cuda
+
+import "github.com/mingru/scans"
+
+// plan is one kernel launch of an operation, worked out from the dims
+// alone: which of the operation's arguments the kernel reads, in its
+// parameter order, the shapes of the outputs it writes, then its 64-bit
+// scalar parameters and the launch geometry. The GPU backend and the
+// host emulation of the kernels (emu_test.go) both run plans.
+type plan struct {
+	op  scans.Op
+	dir scans.Direction
+	d   scans.Dims
+	dt  scans.DType
+	// ins indexes the operation's arguments (the forward's inputs, then h
+	// and dh for backward, as scans.Backend orders them) that the kernel
+	// takes as its leading pointer parameters; an absent optional argument
+	// is passed as a null pointer.
+	ins []int
+	// outs are the shapes of the outputs the kernel writes, after the
+	// inputs; nil stands for an output not wanted (dh0 without h0), passed
+	// as a null pointer and returned as nil.
+	outs    [][]int
+	scalars []int64
+	grid    int
+	bx, by  int
+	shared  int // bytes of dynamic shared memory
+}
+
+// kernel is the exported name of the plan's kernel.
+func (p *plan) kernel() string { return kernelName(p.op, p.dir, p.d, p.dt) }
+
+// module is the PTX module that holds the plan's kernel.
+func (p *plan) module() string { return moduleOf(p.op, p.d, p.dt) }
+
+// planFor works out the launch of op in direction dir at d for element
+// type dt; init says whether the optional initial state is given, and
+// resident is how many threads the device keeps in flight (it sets the
+// chunk count of the elementwise scans). d must be in the envelope.
+func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, init bool, resident int) plan {
+	p := plan{op: op, dir: dir, d: d, dt: dt, scalars: []int64{int64(d.T), int64(d.N)}}
+	B, T, N, K, V := d.B, d.T, d.N, d.K, d.V
+	opt := func(shape ...int) []int {
+		if !init {
+			return nil
+		}
+		return shape
+	}
+	bwd := dir == scans.Backward
+	switch op {
+	case scans.OpLinearScan, scans.OpParallelScanLog:
+		// One block per (b, tile of 32 channels), 32 x C threads, C =
+		// chunkCount, 2*C*32 floats of shared memory (elementwise.cuh).
+		lanes := B * ((N + tile - 1) / tile)
+		c := chunkCount(T, lanes, resident)
+		p.grid, p.bx, p.by, p.shared = lanes, tile, c, 2*c*tile*4
+		x := []int{B, T, N}
+		switch {
+		case op == scans.OpLinearScan && !bwd: // (a, b, h0) -> h
+			p.ins, p.outs = []int{0, 1, 2}, [][]int{x}
+		case op == scans.OpLinearScan: // (a, h0, h, dh) -> da, db, dh0
+			p.ins, p.outs = []int{0, 2, 3, 4}, [][]int{x, x, opt(B, N)}
+		case !bwd: // (lc, lv) -> h
+			p.ins, p.outs = []int{0, 1}, [][]int{x}
+		default: // (lc, lv, h, dh) -> dlc, dlv
+			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x, {B, T + 1, N}}
+		}
+	case scans.OpMatrixScan, scans.OpMatrixAffineScan:
+		// One block of V threads per (b, n) (affine.cuh).
+		p.grid, p.bx, p.by = B*N, V, 1
+		A, X := []int{B, T, N, K, K}, []int{B, T, N, K, V}
+		h0 := opt(B, N, K, V)
+		if op == scans.OpMatrixScan {
+			X, h0 = []int{B, T, N, K}, opt(B, N, K)
+		}
+		if !bwd { // (A, X, H0) -> H
+			p.ins, p.outs = []int{0, 1, 2}, [][]int{X}
+		} else { // (A, H0, H, dH) -> dA, dX, dH0
+			p.ins, p.outs = []int{0, 2, 3, 4}, [][]int{A, X, h0}
+		}
+	case scans.OpGivensScan:
+		// One thread per (b, n) (givens_scan.cu).
+		p.grid, p.bx, p.by = B*N, 1, 1
+		x := []int{B, T, N, K}
+		if !bwd { // (theta, sigma, x, h0) -> h
+			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x}
+		} else { // (theta, sigma, h0, h, dh) -> dtheta, dsigma, dx, dh0
+			p.ins, p.outs = []int{0, 1, 3, 4, 5}, [][]int{{B, T, N, K - 1}, x, x, opt(B, N, K)}
+		}
+	}
+	return p
+}
+
+// initArg is the index of op's optional initial state among its
+// arguments, or -1 when it has none.
+func initArg(op scans.Op) int {
+	switch op {
+	case scans.OpLinearScan, scans.OpMatrixScan, scans.OpMatrixAffineScan:
+		return 2
+	case scans.OpGivensScan:
+		return 3
+	}
+	return -1
+}
+
+// argNames are the names of op's arguments in order, for errors: the
+// forward's inputs, then h and dh for backward.
+func argNames(op scans.Op, dir scans.Direction) []string {
+	var n []string
+	switch op {
+	case scans.OpLinearScan:
+		n = []string{"a", "b", "h0"}
+	case scans.OpMatrixScan:
+		n = []string{"A", "b", "h0"}
+	case scans.OpMatrixAffineScan:
+		n = []string{"A", "X", "H0"}
+	case scans.OpParallelScanLog:
+		n = []string{"log_coeffs", "log_values"}
+	case scans.OpGivensScan:
+		n = []string{"theta", "sigma", "x", "h0"}
+	}
+	if dir == scans.Backward {
+		if op == scans.OpMatrixAffineScan {
+			return append(n, "H", "dH")
+		}
+		return append(n, "h", "dh")
+	}
+	return n
+}
