@@ -18,6 +18,10 @@ type config struct {
 	device     string // MINGRU_VK_DEVICE: index or name substring
 	validation bool   // MINGRU_VK_VALIDATION=1
 	maxRange   int64  // if > 0, caps maxStorageBufferRange (forces slicing)
+	// Tests: stage every transfer through a staging buffer of this many
+	// bytes, as on a discrete GPU.
+	noUnified   bool
+	stagingSize int
 }
 
 // Backend runs the scans on a Vulkan device. It implements scans.Backend
@@ -89,6 +93,13 @@ func (b *Backend) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
 	return supports(op, d, dt)
 }
 
+// deviceErr reports a failure of the device (out of memory, device lost,
+// a failed submission) during a transfer as a *scans.KernelError, like a
+// failed kernel.
+func deviceErr(what scans.Op, err error) error {
+	return &scans.KernelError{Backend: "vulkan", Op: what, Err: err}
+}
+
 // recoverTo turns a panic below the public API into an error.
 func recoverTo(op scans.Op, err *error) {
 	if r := recover(); r != nil {
@@ -109,11 +120,11 @@ func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 	}
 	vt, err := b.newTensor(d, h.DType(), h.Shape())
 	if err != nil {
-		return nil, fmt.Errorf("vk: Upload %v: %w", h, err)
+		return nil, deviceErr("upload", fmt.Errorf("vk: Upload %v: %w", h, err))
 	}
 	if err := d.write(vt.buf, hostBytes(h)); err != nil {
 		b.free(vt)
-		return nil, fmt.Errorf("vk: Upload %v: %w", h, err)
+		return nil, deviceErr("upload", fmt.Errorf("vk: Upload %v: %w", h, err))
 	}
 	return vt, nil
 }
@@ -141,7 +152,7 @@ func (b *Backend) Download(t scans.Tensor) (h *scans.Host, err error) {
 		return nil, err
 	}
 	if err := d.read(vt.buf, hostBytes(h)); err != nil {
-		return nil, fmt.Errorf("vk: Download %v: %w", vt, err)
+		return nil, deviceErr("download", fmt.Errorf("vk: Download %v: %w", vt, err))
 	}
 	return h, nil
 }

@@ -70,7 +70,7 @@ type execCtx struct {
 
 const (
 	queryCap       = 16
-	stagingMax     = 64 << 20
+	stagingDefault = 64 << 20
 	fenceTimeoutNs = 300 * uint64(time.Second)
 	pushBytes      = 4 * (4 + maxBindings)
 )
@@ -95,6 +95,7 @@ type device struct {
 	tsMask        uint64
 	hasTimestamps bool
 	unified       bool
+	stagingSize   int
 	memProps      vk.PhysicalDeviceMemoryProperties
 	dsl           vk.DescriptorSetLayout
 	layout        vk.PipelineLayout
@@ -173,6 +174,13 @@ func openDevice(cfg config) (_ *device, err error) {
 	}
 	if cfg.maxRange > 0 && cfg.maxRange < d.maxRange {
 		d.maxRange = cfg.maxRange
+	}
+	d.stagingSize = stagingDefault
+	if cfg.stagingSize > 0 {
+		d.stagingSize = (cfg.stagingSize + 3) &^ 3
+	}
+	if cfg.noUnified {
+		d.unified = false
 	}
 	if err := d.createDevice(); err != nil {
 		return nil, err
@@ -883,7 +891,7 @@ func (d *device) transfer(b *buffer, data []byte, toDevice bool) error {
 	d.stageMu.Lock()
 	defer d.stageMu.Unlock()
 	if d.staging == nil {
-		s, err := d.allocRaw(stagingMax, true)
+		s, err := d.allocRaw(int64(d.stagingSize), true)
 		if err != nil {
 			return fmt.Errorf("vk: staging buffer: %w", err)
 		}
@@ -900,11 +908,11 @@ func (d *device) transfer(b *buffer, data []byte, toDevice bool) error {
 		return err
 	}
 	defer d.putCtx(c)
-	stage := unsafe.Slice((*byte)(d.stagePtr), stagingMax)
-	for off := 0; off < len(data); off += stagingMax {
+	stage := unsafe.Slice((*byte)(d.stagePtr), d.stagingSize)
+	for off := 0; off < len(data); off += d.stagingSize {
 		n := len(data) - off
-		if n > stagingMax {
-			n = stagingMax
+		if n > d.stagingSize {
+			n = d.stagingSize
 		}
 		words := (n + 3) &^ 3
 		if int64(off+words) > b.size {

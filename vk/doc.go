@@ -1,0 +1,98 @@
+// Package vk runs the minGRU scan kernels on a Vulkan device: GLSL compute
+// shaders (package shaders, compiled to SPIR-V by glslc and embedded in the
+// binary) driven through github.com/vulkan-go/vulkan.
+//
+// # Using it
+//
+// New returns a *Backend implementing scans.Backend and
+// scans.Instrumented. It touches no driver: the first call to Status or to
+// an operation opens libvulkan.so.1 with dlopen (the runtime loader; the
+// development package is not needed), creates an instance and a device,
+// and remembers the outcome. A machine without a loader or a device gets a
+// human-readable reason from Status ("Vulkan not available: ..."), never a
+// crash; built without cgo (CGO_ENABLED=0) the backend reports exactly
+// that.
+//
+//	b := vk.New()
+//	if st := b.Status(); !st.Available {
+//		log.Fatal(st.Reason)
+//	}
+//	a, _ := b.Upload(aHost) // *scans.Host -> *vk.Tensor
+//	x, _ := b.Upload(xHost)
+//	h, err := b.LinearScan(a, x, nil)
+//	if err != nil { ... }
+//	hHost, _ := b.Download(h)
+//	b.Release(a); b.Release(x); b.Release(h)
+//
+// Operations accept only *Tensor values of the same backend (anything else
+// is a *scans.ArgError naming the argument), check shapes with the scans
+// package's Check functions, and return a *scans.ScanFallback without
+// running anything for shapes outside the kernel envelope (see Supports).
+// Failures of the device (out of memory, device lost) come back as
+// *scans.KernelError. Every method is safe for concurrent use: each call
+// records into its own reused command buffer and descriptor pool, and
+// submissions to the one compute queue are serialized.
+//
+// # Environment
+//
+//	MINGRU_VK_DEVICE      choose the physical device: an index into the
+//	                      driver's enumeration, or a case-insensitive
+//	                      substring of its name. Unset: discrete GPU, then
+//	                      integrated, virtual, CPU (the first on ties).
+//	MINGRU_VK_VALIDATION  1 enables the Khronos validation layer with a
+//	                      debug-report callback that records every warning
+//	                      and error (this package's tests fail on any).
+//
+// Both are read by New.
+//
+// # Tensors and memory
+//
+// A *Tensor is a device buffer holding the elements densely in row-major
+// order: f32 as 32-bit floats, f16 and bf16 as 16-bit patterns packed two
+// to a 32-bit word (the kernels need no 16-bit storage feature). On a
+// device with unified memory (integrated GPUs, CPU devices) buffers live in
+// host-visible device memory and Upload and Download copy directly;
+// otherwise they go through a reused staging buffer in pieces of up to
+// 64 MiB. PeakBytes counts tensors and kernel scratch, not staging.
+//
+// # Kernels
+//
+// One pipeline per (operation, direction, element type) module and
+// specialization (workgroup size, k, v, chunk layout), built on first use
+// and cached. Each operation is one or two dispatches between two
+// timestamps (LastKernelTime). Arithmetic is f32; 16-bit outputs are
+// rounded to nearest even at the store (NaN stays NaN). No kernel depends
+// on the subgroup size or waits on another workgroup.
+//
+// linear_scan and parallel_scan_log: a workgroup owns one lane, a batch
+// entry and a tile of TILE contiguous channels (the smallest power of two
+// >= D, at most 32), so loads are coalesced. T is cut into CHUNKS chunks:
+// each invocation scans its chunk from a zero carry, the chunk aggregates
+// meet in shared memory after one barrier, and each invocation folds the
+// aggregates before it into its carry-in and rescans its chunk, writing the
+// outputs (the log-space scan combines chunks in log space). The chunk
+// count doubles from 1 while each chunk keeps at least 16 steps, the
+// device holds fewer than 2^16 invocations in all, and the workgroup stays
+// within 256 invocations: short T or many lanes give one chunk, long T with
+// few lanes up to 256/TILE chunks.
+//
+// matrix_scan, matrix_affine_scan: H_t = A_t H_{t-1} + X_t multiplies from
+// the left, so each of a block's v columns evolves on its own; one
+// invocation keeps one column (k floats) in registers and walks T in a
+// single chunk (B*N*v invocations run in parallel; chunking T for the block
+// ops is not implemented). The backward is one reverse scan per column;
+// for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a second dispatch
+// computes it from G read back in f32. givens_scan: one invocation per
+// block, the rotations recomputed in registers, never divided by sigma.
+//
+// Tensors larger than maxStorageBufferRange are processed in slices of the
+// batch: each slice binds ranges starting at aligned offsets and passes the
+// remaining element offset to the kernel. Only a single batch entry larger
+// than the range is declined (ScanFallback).
+//
+// Mesa's CPU driver (lavapipe/llvmpipe) ends a shader invocation after
+// 65535 loop iterations in all. The kernels keep their per-step loops
+// unrollable so that the conformance lengths (T up to 4096) run there;
+// T beyond about 65535 steps per invocation is a limit of that driver,
+// not of GPUs.
+package vk
