@@ -33,10 +33,10 @@ for m in $modes; do
   case $m in
   conformance)
     echo "== CUDA conformance"
-    .build/cuda.test -test.v -test.count=1 -test.timeout=540s >"$RES/cuda-conformance.log" 2>&1 || rc=1
+    .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/cuda-conformance.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-conformance.log" | tail -20
     echo "== Vulkan conformance"
-    .build/vk.test -test.v -test.count=1 -test.timeout=540s >"$RES/vk-conformance.log" 2>&1 || rc=1
+    .build/vk.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
     ;;
   bench)
