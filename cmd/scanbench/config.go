@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+)
+
+// config is the parsed command line.
+type config struct {
+	check, bench, memory bool
+	quick                bool
+	backends             []string // empty: every available backend
+	ops                  []scans.Op
+	shapes               []bench.Shape
+	dtypes               []scans.DType // empty: every type for --check, f32 for --bench
+	out                  string
+}
+
+var errHelp = errors.New("help requested")
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("scanbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&c.check, "check", false, "run the conformance (parity) matrix")
+	fs.BoolVar(&c.bench, "bench", false, "run the benchmarks")
+	fs.BoolVar(&c.memory, "memory", false, "run the Givens backward memory comparison")
+	fs.BoolVar(&c.quick, "quick", false, "trimmed matrix (--check), fewer repeats and the lab shape only unless --shapes (--bench)")
+	backends := fs.String("backends", "", "comma-separated backends: eager, vulkan, cuda (default: every available one)")
+	ops := fs.String("ops", "", "comma-separated operations (default all): "+joinOps())
+	shapes := fs.String("shapes", "", "comma-separated benchmark shapes: lab, long-T, large (default all; lab with --quick)")
+	dtypes := fs.String("dtypes", "", "comma-separated element types: f32, f16, bf16 (default all for --check, f32 for --bench and --memory)")
+	fs.StringVar(&c.out, "out", "experiments/bench", "directory the result files are written to")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, errHelp
+		}
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
+	}
+	if !c.check && !c.bench && !c.memory {
+		c.check, c.quick = true, true
+	}
+	c.backends = split(*backends)
+	for _, s := range split(*ops) {
+		op, err := scans.ParseOp(s)
+		if err != nil {
+			return c, err
+		}
+		c.ops = append(c.ops, op)
+	}
+	for _, s := range split(*dtypes) {
+		dt, err := scans.ParseDType(s)
+		if err != nil {
+			return c, err
+		}
+		c.dtypes = append(c.dtypes, dt)
+	}
+	names := split(*shapes)
+	if len(names) == 0 {
+		names = []string{"lab", "long-T", "large"}
+		if c.quick {
+			names = []string{"lab"}
+		}
+	}
+	for _, n := range names {
+		s, err := bench.ShapeByName(n)
+		if err != nil {
+			return c, err
+		}
+		c.shapes = append(c.shapes, s)
+	}
+	if c.out == "" {
+		return c, errors.New("--out must name a directory")
+	}
+	return c, nil
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func joinOps() string {
+	s := make([]string, len(scans.Ops))
+	for i, op := range scans.Ops {
+		s[i] = string(op)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (c config) opList() []scans.Op {
+	if len(c.ops) > 0 {
+		return c.ops
+	}
+	return scans.Ops
+}
+
+func (c config) benchDTypes() []scans.DType {
+	if len(c.dtypes) > 0 {
+		return c.dtypes
+	}
+	return []scans.DType{scans.F32}
+}

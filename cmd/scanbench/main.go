@@ -1,0 +1,94 @@
+// Command scanbench checks and benchmarks the scan backends compiled into
+// it, and writes its results as JSON and Markdown tables (and a PNG chart)
+// that name the machine they came from.
+//
+// Modes (any combination; with none, --check --quick):
+//
+//	--check   the conformance matrix: every GPU backend against eager,
+//	          eager against the float64 reference; writes scan_parity.json
+//	          and scan_parity.md; exits 1 if any row fails.
+//	--bench   the benchmark shapes (lab, long-T, large) x operation x
+//	          backend, forward and forward+backward: median and p10/p90
+//	          times, achieved bandwidth, fraction of the device's copy
+//	          bandwidth, floor, speedup over eager; writes scan_bench.json,
+//	          scan_bench.md and scan_bench.png.
+//	--memory  peak memory of the angle-fused Givens backward against the
+//	          generic path; writes scan_memory.json and scan_memory.md.
+//
+// Examples:
+//
+//	go run ./cmd/scanbench                       # quick conformance check
+//	go run ./cmd/scanbench --check               # the full matrix
+//	go run ./cmd/scanbench --bench --shapes lab --backends eager,vulkan
+//	go run -tags cuda ./cmd/scanbench --bench --memory --out /tmp/results
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usage is printed by --help.
+const usage = `scanbench checks and benchmarks the minGRU scan backends.
+
+Usage: scanbench [--check] [--bench] [--memory] [flags]
+
+Modes (any combination; with none, scanbench runs --check --quick):
+
+  --check   Conformance: runs the parity matrix (every op, forward and
+            backward, every block size of the GPU envelope, T in
+            {1,2,3,63,64,65,1000}, f32/f16/bf16, out-of-envelope rows that
+            must report ScanFallback, long-memory rows) on every selected
+            GPU backend against eager, and on eager against the float64
+            reference, so a machine without a GPU still checks something.
+            Writes scan_parity.json and scan_parity.md; exits 1 if any row
+            fails.
+            Example: scanbench --check --quick --backends eager
+
+  --bench   Benchmarks the contract's shapes (lab, long-T, large) for each
+            op and backend, forward and forward+backward: warm-up, then
+            timed runs (median, p10, p90; device time on GPU backends, wall
+            time on eager), achieved bandwidth, fraction of the copy
+            bandwidth measured in the same run, the floor (bytes at copy
+            bandwidth + launch latency) and the speedup over eager. eager is
+            not run at the large shape (it would take minutes); such rows
+            are listed as skipped with the reason. Writes scan_bench.json,
+            scan_bench.md and scan_bench.png.
+            Example: scanbench --bench --quick --shapes lab
+
+  --memory  Peak device bytes of the Givens backward at B=128 T=64 N=8 k=8,
+            angle-fused path against the generic path (A materialized on
+            the host and run through matrix_affine_scan's backward on the
+            device). For eager, the host bytes each path allocates,
+            computed. Writes scan_memory.json and scan_memory.md.
+            Example: scanbench --memory --backends cuda
+
+Every file starts with the machine: backends with device, driver and API
+version, Go version, OS/arch, date (UTC) and git commit.
+
+Flags:
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if err == errHelp {
+			return 0
+		}
+		fmt.Fprintln(stderr, "scanbench:", err)
+		return 2
+	}
+	code, err := execute(cfg, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "scanbench:", err)
+		if code == 0 {
+			code = 2
+		}
+	}
+	return code
+}

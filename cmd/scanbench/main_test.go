@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/eager"
+)
+
+// fakeGPU is eager dressed as an instrumented GPU backend: it declines
+// shapes outside the envelope, counts the bytes of the tensors it was
+// given (its "device memory") and reports a fixed kernel time, so the
+// command's GPU paths run without a GPU. With perturb it corrupts one
+// element of every download.
+type fakeGPU struct {
+	*eager.Backend
+	perturb bool
+
+	mu         sync.Mutex
+	held, peak int64
+	sizes      map[scans.Tensor]int64
+}
+
+func newFake(perturb bool) *fakeGPU {
+	return &fakeGPU{Backend: eager.New(), perturb: perturb, sizes: map[scans.Tensor]int64{}}
+}
+
+func (f *fakeGPU) Name() string { return "fakegpu" }
+
+func (f *fakeGPU) Status() scans.Status {
+	return scans.Status{Backend: "fakegpu", Available: true, Device: "Fake Device 9000", Driver: "driver 1.0, API 1.3"}
+}
+
+func (f *fakeGPU) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
+	if !bench.InEnvelope(op, d) {
+		return &scans.ScanFallback{Backend: "fakegpu", Op: op, Reason: d.String()}
+	}
+	if n, _ := bench.Traffic(op, d, dt, bench.ModeBackward); n > fakeMemory {
+		return fmt.Errorf("fakegpu: %s at %v needs %d bytes, the device has %d", op, d, n, fakeMemory)
+	}
+	return nil
+}
+
+// fakeMemory is the fake device's memory: the large shape does not fit.
+const fakeMemory = 1 << 30
+
+func (f *fakeGPU) Upload(h *scans.Host) (scans.Tensor, error) {
+	t, err := f.Backend.Upload(h)
+	if err == nil {
+		f.mu.Lock()
+		f.sizes[t] = int64(h.Bytes())
+		f.held += int64(h.Bytes())
+		f.peak = max(f.peak, f.held)
+		f.mu.Unlock()
+	}
+	return t, err
+}
+
+func (f *fakeGPU) Release(t scans.Tensor) error {
+	f.mu.Lock()
+	f.held -= f.sizes[t]
+	delete(f.sizes, t)
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fakeGPU) Download(t scans.Tensor) (*scans.Host, error) {
+	h, err := f.Backend.Download(t)
+	if err == nil && f.perturb {
+		h.Set(0, h.At(0)+1)
+	}
+	return h, err
+}
+
+func (f *fakeGPU) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
+	if d, err := scans.CheckMatrixAffineScan(A, X, H0); err == nil && !bench.InEnvelope(scans.OpMatrixAffineScan, d) {
+		return nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpMatrixAffineScan, Reason: d.String()}
+	}
+	return f.Backend.MatrixAffineScan(A, X, H0)
+}
+
+func (f *fakeGPU) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
+	if d, err := scans.CheckMatrixAffineScan(A, X, H0); err == nil && !bench.InEnvelope(scans.OpMatrixAffineScan, d) {
+		return nil, nil, nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpMatrixAffineScan, Reason: d.String()}
+	}
+	return f.Backend.MatrixAffineScanBackward(A, X, H0, H, dH)
+}
+
+func (f *fakeGPU) GivensScan(theta, sigma, x, h0 scans.Tensor) (scans.Tensor, error) {
+	if d, err := scans.CheckGivensScan(theta, sigma, x, h0); err == nil && !bench.InEnvelope(scans.OpGivensScan, d) {
+		return nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpGivensScan, Reason: d.String()}
+	}
+	return f.Backend.GivensScan(theta, sigma, x, h0)
+}
+
+func (f *fakeGPU) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, scans.Tensor, error) {
+	if d, err := scans.CheckGivensScan(theta, sigma, x, h0); err == nil && !bench.InEnvelope(scans.OpGivensScan, d) {
+		return nil, nil, nil, nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpGivensScan, Reason: d.String()}
+	}
+	return f.Backend.GivensScanBackward(theta, sigma, x, h0, h, dh)
+}
+
+func (f *fakeGPU) LastKernelTime() (time.Duration, bool) { return 10 * time.Microsecond, true }
+func (f *fakeGPU) PeakBytes() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.peak
+}
+func (f *fakeGPU) ResetPeakBytes() {
+	f.mu.Lock()
+	f.peak = f.held
+	f.mu.Unlock()
+}
+func (f *fakeGPU) CopyBandwidth(bytes int64) (float64, error) { return 100e9, nil }
+func (f *fakeGPU) DispatchLatency() (time.Duration, error)    { return 5 * time.Microsecond, nil }
+
+var _ scans.Instrumented = (*fakeGPU)(nil)
+
+// withBackends runs the command's logic with the given backends.
+func withBackends(t *testing.T, bs ...scans.Backend) {
+	t.Helper()
+	old := compiledBackends
+	compiledBackends = func() []scans.Backend { return bs }
+	t.Cleanup(func() { compiledBackends = old })
+}
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	t.Logf("scanbench %s: exit %d\nstdout:\n%s\nstderr (tail):\n%s", strings.Join(args, " "), code, out.String(), tail(errb.String(), 2000))
+	return code, out.String(), errb.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+func readJSON(t *testing.T, file string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+func checkMarkdown(t *testing.T, file, title string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.HasPrefix(s, "# "+title) {
+		t.Errorf("%s starts with %q, want %q", file, s[:min(len(s), 40)], "# "+title)
+	}
+	for _, want := range []string{"| Go |", "| OS/arch |", "| date (UTC) |", "| commit |", "| backend "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%s: machine header lacks %q", file, want)
+		}
+	}
+	return s
+}
+
+func TestCheckEndToEnd(t *testing.T) {
+	withBackends(t, eager.New(), newFake(false))
+	dir := t.TempDir()
+	code, stdout, stderr := runCmd(t, "--check", "--quick", "--ops", "linear_scan,givens_scan,matrix_affine_scan", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(stderr, "backend fakegpu: found") {
+		t.Error("stderr does not report the backend's status")
+	}
+	var rep parityReport
+	readJSON(t, filepath.Join(dir, "scan_parity.json"), &rep)
+	if len(rep.Rows) == 0 || len(rep.Summary) != 2 {
+		t.Fatalf("%d rows, %d summaries", len(rep.Rows), len(rep.Summary))
+	}
+	fallbacks := 0
+	for _, r := range rep.Rows {
+		if !r.Pass {
+			t.Errorf("row failed: %s", r.Summary())
+		}
+		if r.Backend == "fakegpu" && r.FallbackGot {
+			fallbacks++
+		}
+	}
+	if fallbacks == 0 {
+		t.Error("no fallback row for the GPU-like backend")
+	}
+	for _, s := range rep.Summary {
+		want := map[string]string{"eager": bench.ReferenceName, "fakegpu": "eager"}[s.Backend]
+		if s.Reference != want {
+			t.Errorf("%s checked against %s, want %s", s.Backend, s.Reference, want)
+		}
+	}
+	if rep.Machine.Commit == "" || rep.Machine.Date == "" || len(rep.Machine.Backends) != 2 {
+		t.Errorf("machine: %+v", rep.Machine)
+	}
+	md := checkMarkdown(t, filepath.Join(dir, "scan_parity.md"), "Scan parity")
+	if !strings.Contains(md, "Fake Device 9000") || !strings.Contains(md, "driver 1.0") {
+		t.Error("the markdown does not name the device and driver")
+	}
+	if !strings.Contains(stdout, "rows=") {
+		t.Error("stdout has no summary")
+	}
+}
+
+func TestCheckFailsOnWrongBackend(t *testing.T) {
+	withBackends(t, eager.New(), newFake(true))
+	dir := t.TempDir()
+	code, _, _ := runCmd(t, "--check", "--quick", "--ops", "linear_scan", "--dtypes", "f32", "--backends", "fakegpu", "--out", dir)
+	if code != 1 {
+		t.Fatalf("exit %d for a wrong backend, want 1", code)
+	}
+	var rep parityReport
+	readJSON(t, filepath.Join(dir, "scan_parity.json"), &rep)
+	if len(rep.Summary) != 1 || rep.Summary[0].Failed == 0 {
+		t.Fatalf("summary %+v", rep.Summary)
+	}
+	if md := checkMarkdown(t, filepath.Join(dir, "scan_parity.md"), "Scan parity"); !strings.Contains(md, "## Failing rows") {
+		t.Error("no failing-rows section")
+	}
+}
+
+func TestBenchEndToEnd(t *testing.T) {
+	withBackends(t, eager.New(), newFake(false))
+	dir := t.TempDir()
+	code, stdout, _ := runCmd(t, "--bench", "--quick", "--shapes", "lab,large", "--ops", "linear_scan,givens_scan", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var rep benchReport
+	readJSON(t, filepath.Join(dir, "scan_bench.json"), &rep)
+	// 2 backends x 2 shapes x 2 ops x 2 modes.
+	if len(rep.Rows) != 16 {
+		t.Fatalf("%d rows, want 16", len(rep.Rows))
+	}
+	for _, m := range rep.Rows {
+		switch {
+		case m.Backend == "eager" && m.Shape == "large":
+			if m.Skipped == "" {
+				t.Errorf("eager ran the large shape")
+			}
+		case m.Shape == "large":
+			if !strings.Contains(m.Skipped, "the device has") {
+				t.Errorf("fake GPU at the large shape: skipped %q, want the reason it does not fit", m.Skipped)
+			}
+		case m.Skipped != "":
+			t.Errorf("%s %s %s %s skipped: %s", m.Backend, m.Shape, m.Op, m.Mode, m.Skipped)
+		case m.Median <= 0 || m.P10 > m.Median || m.Median > m.P90 || m.GBps <= 0 || m.FracCopy <= 0 || m.Floor <= 0:
+			t.Errorf("bad measurement %+v", m)
+		case m.Backend == "fakegpu" && (m.Clock != "device" || m.Speedup <= 0 || math.Abs(m.CopyGBps-100) > 1e-9):
+			t.Errorf("GPU-like row: clock %s, speedup %g, copy %g", m.Clock, m.Speedup, m.CopyGBps)
+		case m.Backend == "eager" && m.Clock != "wall":
+			t.Errorf("eager clock %s", m.Clock)
+		}
+	}
+	md := checkMarkdown(t, filepath.Join(dir, "scan_bench.md"), "Scan benchmarks")
+	if !strings.Contains(md, "skipped: "+eagerSkip) || !strings.Contains(md, "forward+backward  = forward") {
+		t.Error("the markdown lacks the skip reason or the byte formula")
+	}
+	f, err := os.Open(filepath.Join(dir, "scan_bench.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if img, err := png.Decode(f); err != nil || img.Bounds().Dx() < 100 {
+		t.Errorf("scan_bench.png: %v", err)
+	}
+	if !strings.Contains(stdout, "givens_scan") {
+		t.Error("stdout has no table")
+	}
+}
+
+func TestMemoryEndToEnd(t *testing.T) {
+	withBackends(t, eager.New(), newFake(false))
+	dir := t.TempDir()
+	code, _, _ := runCmd(t, "--memory", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var rep memoryReport
+	readJSON(t, filepath.Join(dir, "scan_memory.json"), &rep)
+	if len(rep.Rows) != 2 {
+		t.Fatalf("%d rows", len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		if r.Skipped != "" || r.Fused <= 0 || r.Generic <= r.Fused {
+			t.Errorf("%+v", r)
+		}
+		want := map[string]string{"eager": "host bytes (computed)", "fakegpu": "device peak"}[r.Backend]
+		if r.Kind != want {
+			t.Errorf("%s: kind %q, want %q", r.Backend, r.Kind, want)
+		}
+	}
+	checkMarkdown(t, filepath.Join(dir, "scan_memory.md"), "Givens backward memory")
+}
+
+func TestFlags(t *testing.T) {
+	withBackends(t, eager.New())
+	if code, _, stderr := runCmd(t, "--help"); code != 0 || !strings.Contains(stderr, "--check") || !strings.Contains(stderr, "Example:") {
+		t.Errorf("--help: exit %d", code)
+	}
+	for _, args := range [][]string{
+		{"--backends", "nope"},
+		{"--ops", "nope"},
+		{"--shapes", "huge"},
+		{"--dtypes", "f64"},
+		{"stray"},
+	} {
+		if code, _, _ := runCmd(t, append(args, "--out", t.TempDir())...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	c, err := parseFlags(nil, &bytes.Buffer{})
+	if err != nil || !c.check || !c.quick || c.bench || c.memory {
+		t.Errorf("no flags: %+v, %v; want --check --quick", c, err)
+	}
+}

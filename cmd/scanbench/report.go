@@ -1,0 +1,358 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/mingru/scans/bench"
+)
+
+func path(dir, name string) string { return filepath.Join(dir, name) }
+
+func writeJSON(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	return writeFile(dir, name, string(b)+"\n")
+}
+
+func writeFile(dir, name, s string) error {
+	if err := os.WriteFile(path(dir, name), []byte(s), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// dur formats seconds for a table: "12.3µs", "4.56ms".
+func dur(s float64) string {
+	d := time.Duration(s * 1e9)
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Microsecond:
+		return fmt.Sprintf("%dns", d.Nanoseconds())
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1fµs", s*1e6)
+	case d < time.Second:
+		return fmt.Sprintf("%.2fms", s*1e3)
+	}
+	return fmt.Sprintf("%.3fs", s)
+}
+
+func g3(x float64) string {
+	if x == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.3g", x)
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ")
+}
+
+// ---- parity ----
+
+type paritySummary struct {
+	Backend   string `json:"backend"`
+	Reference string `json:"reference"` // of the benchmark-regime rows; long-memory rows use float64
+	Rows      int    `json:"rows"`
+	Passed    int    `json:"passed"`
+	Failed    int    `json:"failed"`
+}
+
+type parityReport struct {
+	Machine bench.Machine   `json:"machine"`
+	Quick   bool            `json:"quick"`
+	Seed    uint64          `json:"seed"`
+	Summary []paritySummary `json:"summary"`
+	Rows    []bench.Row     `json:"rows"`
+}
+
+func summarize(rows []bench.Row) []paritySummary {
+	var out []paritySummary
+	idx := map[string]int{}
+	for _, r := range rows {
+		i, ok := idx[r.Backend]
+		if !ok {
+			i = len(out)
+			idx[r.Backend] = i
+			out = append(out, paritySummary{Backend: r.Backend})
+		}
+		s := &out[i]
+		if r.Regime == bench.Typical {
+			s.Reference = r.Reference
+		}
+		s.Rows++
+		if r.Pass {
+			s.Passed++
+		} else {
+			s.Failed++
+		}
+	}
+	return out
+}
+
+func (r parityReport) markdown() string {
+	var b strings.Builder
+	mode := "full"
+	if r.Quick {
+		mode = "quick"
+	}
+	fmt.Fprintf(&b, "# Scan parity (%s matrix)\n\n%s\n", mode, r.Machine.Markdown())
+	fmt.Fprintf(&b, "Seed %d. Each row: fresh inputs, backend under test against its reference "+
+		"(eager for GPU backends, the float64 reference for eager; long-memory rows always float64). "+
+		"Pass when every output element has |got - want| <= atol + rtol*|want|; NaN never passes.\n\n", r.Seed)
+	b.WriteString("| backend | reference | rows | passed | failed |\n|---|---|---:|---:|---:|\n")
+	for _, s := range r.Summary {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |\n", s.Backend, s.Reference, s.Rows, s.Passed, s.Failed)
+	}
+	var failing []bench.Row
+	for _, row := range r.Rows {
+		if !row.Pass {
+			failing = append(failing, row)
+		}
+	}
+	if len(failing) > 0 {
+		b.WriteString("\n## Failing rows\n\n")
+		rowTable(&b, failing)
+	}
+	b.WriteString("\n## All rows\n\n")
+	rowTable(&b, r.Rows)
+	return b.String()
+}
+
+func rowTable(b *strings.Builder, rows []bench.Row) {
+	b.WriteString("| backend | case | dims | reference | max abs err | max rel err | worst | err/gate | atol | rtol | fallback exp/got | pass | error |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---|---:|---:|---:|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s | %s | %s |\n",
+			r.Backend, r.Case, r.Dims, r.Reference, g3(r.MaxAbsErr), g3(r.MaxRelErr), r.Worst, g3(r.Ratio),
+			g3(r.Atol), g3(r.Rtol), yes(r.FallbackExpected), yes(r.FallbackGot), map[bool]string{true: "pass", false: "**FAIL**"}[r.Pass], cell(r.Err))
+	}
+}
+
+// ---- bench ----
+
+type ceiling struct {
+	Backend     string  `json:"backend"`
+	Kind        string  `json:"kind"`
+	BytesPerSec float64 `json:"bytes_per_s"` // read + written per second
+	Latency     float64 `json:"dispatch_latency_s"`
+	Err         string  `json:"error,omitempty"`
+}
+
+type benchReport struct {
+	Machine  bench.Machine       `json:"machine"`
+	Quick    bool                `json:"quick"`
+	Timing   bench.Timing        `json:"timing"`
+	Ceilings []ceiling           `json:"ceilings"`
+	Rows     []bench.Measurement `json:"rows"`
+}
+
+func (r *benchReport) fillSpeedups() {
+	type key struct {
+		shape, op, mode, dt string
+	}
+	eager := map[key]float64{}
+	for _, m := range r.Rows {
+		if m.Backend == "eager" && m.Skipped == "" {
+			eager[key{m.Shape, string(m.Op), string(m.Mode), m.DType}] = m.Median
+		}
+	}
+	for i := range r.Rows {
+		m := &r.Rows[i]
+		if e, ok := eager[key{m.Shape, string(m.Op), string(m.Mode), m.DType}]; ok && m.Skipped == "" && m.Median > 0 {
+			m.Speedup = e / m.Median
+		}
+	}
+}
+
+const benchLegend = `Columns: **median**, **p10**, **p90** of the timed runs after warm-up
+(clock: *device* = the backend's kernel timestamps, scans.Instrumented.LastKernelTime,
+summed over the forward and the backward; *wall* = host clock around the
+synchronous call, eager). **bytes** is the traffic each tensor read or written once:
+
+    forward           = sum(forward inputs, h0 included) + output
+    forward+backward  = forward + [transition inputs (a | A | theta, sigma | log_coeffs, log_values) + h0
+                                   + h + dh  (read by the backward)
+                                   + one gradient per input (written)]
+
+(the backward does not read b, X or x). **GB/s** = bytes / median. **copy GB/s** is the
+backend's copy bandwidth measured in the same run (bytes read + written per second:
+Instrumented.CopyBandwidth on a GPU, Go's copy on the host for eager); **% copy** = GB/s / copy GB/s.
+**floor** = bytes / copy bandwidth + dispatch latency x launches (1 forward, 2 forward+backward),
+the fastest the operation could run. **vs eager** = eager's median / this median.
+`
+
+func (r benchReport) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Scan benchmarks\n\n%s\n", r.Machine.Markdown())
+	fmt.Fprintf(&b, "Timing: %d warm-up runs, then %d to %d timed runs within %s per row.\n\n",
+		r.Timing.Warmup, r.Timing.MinRuns, r.Timing.MaxRuns, r.Timing.Budget)
+	b.WriteString("| backend | ceiling | copy GB/s | dispatch latency | note |\n|---|---|---:|---:|---|\n")
+	for _, c := range r.Ceilings {
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %s | %s |\n", c.Backend, c.Kind, c.BytesPerSec/1e9, dur(c.Latency), cell(c.Err))
+	}
+	b.WriteString("\n" + benchLegend + "\n")
+	b.WriteString("| shape | op | mode | dtype | backend | dims | clock | runs | median | p10 | p90 | bytes | GB/s | copy GB/s | % copy | floor | vs eager | skipped |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, m := range r.Rows {
+		if m.Skipped != "" {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | | | | | | %d | | | | | | %s |\n",
+				m.Shape, m.Op, m.Mode, m.DType, m.Backend, m.Dims, m.Bytes, cell("skipped: "+m.Skipped))
+			continue
+		}
+		speed := ""
+		if m.Speedup > 0 {
+			speed = fmt.Sprintf("%.2fx", m.Speedup)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %d | %.2f | %.1f | %.1f%% | %s | %s | |\n",
+			m.Shape, m.Op, m.Mode, m.DType, m.Backend, m.Dims, m.Clock, m.Runs, dur(m.Median), dur(m.P10), dur(m.P90),
+			m.Bytes, m.GBps, m.CopyGBps, 100*m.FracCopy, dur(m.Floor), speed)
+	}
+	return b.String()
+}
+
+// table is a short plain-text summary for stdout.
+func (r benchReport) table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s %10s %10s %8s %8s %9s\n", "shape", "op", "mode", "dtype", "backend", "median", "p90", "GB/s", "%copy", "vs eager")
+	for _, m := range r.Rows {
+		if m.Skipped != "" {
+			fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s skipped: %s\n", m.Shape, m.Op, m.Mode, m.DType, m.Backend, m.Skipped)
+			continue
+		}
+		speed := "-"
+		if m.Speedup > 0 {
+			speed = fmt.Sprintf("%.2fx", m.Speedup)
+		}
+		fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s %10s %10s %8.2f %7.1f%% %9s\n",
+			m.Shape, m.Op, m.Mode, m.DType, m.Backend, dur(m.Median), dur(m.P90), m.GBps, 100*m.FracCopy, speed)
+	}
+	return b.String()
+}
+
+// chart draws the fraction of the copy bandwidth each backend reaches,
+// one group of bars per operation and shape (forward, first element
+// type), one bar per backend.
+func (r benchReport) chart(file string) error {
+	var cats []string
+	catIdx := map[string]int{}
+	var backends []string
+	vals := map[string]map[int]float64{}
+	dt := ""
+	for _, m := range r.Rows {
+		if m.Mode != bench.ModeForward {
+			continue
+		}
+		if dt == "" {
+			dt = m.DType
+		}
+		if m.DType != dt {
+			continue
+		}
+		cat := string(m.Op) + "\n" + m.Shape
+		i, ok := catIdx[cat]
+		if !ok {
+			i = len(cats)
+			catIdx[cat] = i
+			cats = append(cats, cat)
+		}
+		if vals[m.Backend] == nil {
+			vals[m.Backend] = map[int]float64{}
+			backends = append(backends, m.Backend)
+		}
+		vals[m.Backend][i] = 100 * m.FracCopy
+	}
+	p := plot.New()
+	p.Title.Text = "Forward scans: achieved bandwidth as % of copy bandwidth (" + dt + ")"
+	p.Y.Label.Text = "% of copy bandwidth"
+	p.Y.Min = 0
+	p.Add(&plotter.Grid{Horizontal: plotter.DefaultGridLineStyle, Vertical: plotter.DefaultGridLineStyle})
+	w := vg.Points(14)
+	for bi, be := range backends {
+		v := make(plotter.Values, len(cats))
+		for i := range cats {
+			v[i] = vals[be][i]
+		}
+		bars, err := plotter.NewBarChart(v, w)
+		if err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
+		bars.LineStyle.Width = 0
+		bars.Color = plotutil.Color(bi)
+		bars.Offset = w * vg.Length(float64(bi)-float64(len(backends)-1)/2)
+		p.Add(bars)
+		p.Legend.Add(be, bars)
+	}
+	if len(cats) == 0 {
+		cats = []string{"no forward rows"}
+	}
+	p.Legend.Top = true
+	p.NominalX(cats...)
+	p.BackgroundColor = color.White
+	width := vg.Length(max(6, 1.3*float64(len(cats)))) * vg.Inch
+	if err := p.Save(width, 4*vg.Inch, file); err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	return nil
+}
+
+// ---- memory ----
+
+type memoryReport struct {
+	Machine bench.Machine        `json:"machine"`
+	Rows    []bench.MemoryResult `json:"rows"`
+}
+
+func (r memoryReport) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Givens backward memory: angle-fused path vs generic path\n\n%s\n", r.Machine.Markdown())
+	b.WriteString(`The angle-fused backward reads theta (B,T,N,k-1) and sigma (B,T,N,k) and
+never materializes the transitions; the generic path materializes A =
+diag(sigma) R(theta) (B,T,N,k,k) on the host and runs matrix_affine_scan's
+backward, holding A and dA. *device peak*: scans.Instrumented.PeakBytes after
+ResetPeakBytes, above what was held before, over upload + backward (inputs,
+outputs and any scratch). *host bytes (computed)*: the sizes of the tensors
+each path allocates, for the eager backend (not a measurement).
+
+`)
+	b.WriteString("| backend | dims | dtype | kind | fused bytes | generic bytes | generic / fused | fused holds | generic holds | skipped |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---:|---|---|---|\n")
+	for _, m := range r.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %.2f | %s | %s | %s |\n",
+			m.Backend, m.Dims, m.DType, m.Kind, m.Fused, m.Generic, m.Ratio, m.FusedTensors, m.GenericTensors, cell(m.Skipped))
+	}
+	return b.String()
+}
+
+func (r memoryReport) table() string {
+	var b strings.Builder
+	for _, m := range r.Rows {
+		if m.Skipped != "" {
+			fmt.Fprintf(&b, "memory %-7s skipped: %s\n", m.Backend, m.Skipped)
+			continue
+		}
+		fmt.Fprintf(&b, "memory %-7s %s %s: fused %.2f MiB, generic %.2f MiB (%.2fx) [%s]\n",
+			m.Backend, m.Dims, m.DType, float64(m.Fused)/(1<<20), float64(m.Generic)/(1<<20), m.Ratio, m.Kind)
+	}
+	return b.String()
+}
