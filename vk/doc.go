@@ -72,7 +72,7 @@
 // aggregates before it into its carry-in and rescans its chunk, writing the
 // outputs (the log-space scan combines chunks in log space). The chunk
 // count doubles from 1 while each chunk keeps at least 16 steps, the
-// device holds fewer than 2^16 invocations in all, and the workgroup stays
+// device holds fewer than 2^18 invocations in all, and the workgroup stays
 // within 256 invocations: short T or many lanes give one chunk, long T with
 // few lanes up to 256/TILE chunks.
 //

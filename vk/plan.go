@@ -60,7 +60,8 @@ func (k *kernel) groups(bs int64) int64 {
 // power of two >= D, at most 32). The chunk count doubles, starting at 1,
 // while all of these hold:
 //   - each chunk keeps at least minChunkSteps steps (T >= 2*chunks*16);
-//   - the device is not yet full: lanes*TILE*chunks < targetInvocations;
+//   - the device is not yet full: lanes*TILE*chunks < 2^18 (about what a
+//     large GPU keeps resident);
 //   - the workgroup TILE*chunks*2 stays within maxElementwiseWG and the
 //     device's limit.
 //
@@ -68,7 +69,7 @@ func (k *kernel) groups(bs int64) int64 {
 // lanes gives up to maxElementwiseWG/TILE chunks.
 const (
 	minChunkSteps     = 16
-	targetInvocations = 1 << 16
+	targetInvocations = 1 << 18
 	maxElementwiseWG  = 256
 	blockWG           = 64
 )

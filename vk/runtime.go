@@ -434,6 +434,31 @@ func (d *device) memoryType(bits uint32, want vk.MemoryPropertyFlags) (uint32, b
 	return 0, false
 }
 
+// stagingType picks host memory for staging: host-visible and coherent,
+// preferably cached (fast reads for Download) and not device-local (a
+// resizable-BAR window is slow to read from the host).
+func (d *device) stagingType(bits uint32) (uint32, bool) {
+	want := vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
+	best, bestScore := uint32(0), -1
+	for i := uint32(0); i < d.memProps.MemoryTypeCount; i++ {
+		f := d.memProps.MemoryTypes[i].PropertyFlags
+		if bits&(1<<i) == 0 || f&want != want {
+			continue
+		}
+		score := 0
+		if f&vk.MemoryPropertyFlags(vk.MemoryPropertyHostCachedBit) != 0 {
+			score += 2
+		}
+		if f&vk.MemoryPropertyFlags(vk.MemoryPropertyDeviceLocalBit) == 0 {
+			score++
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return best, bestScore >= 0
+}
+
 // allocRaw creates a buffer with its own memory: host-visible when host is
 // true or the device has unified memory, device-local otherwise.
 func (d *device) allocRaw(size int64, host bool) (*buffer, error) {
@@ -461,7 +486,7 @@ func (d *device) allocRaw(size int64, host bool) (*buffer, error) {
 	var ok bool
 	switch {
 	case host:
-		idx, ok = d.memoryType(req.MemoryTypeBits, hostFlags)
+		idx, ok = d.stagingType(req.MemoryTypeBits)
 		b.host = true
 	case d.unified:
 		idx, ok = d.memoryType(req.MemoryTypeBits, hostFlags|vk.MemoryPropertyFlags(vk.MemoryPropertyDeviceLocalBit))

@@ -1,0 +1,64 @@
+package vk
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/mingru/scans"
+)
+
+func TestElementwiseLayout(t *testing.T) {
+	for _, c := range []struct {
+		B, T, D, maxWG int
+		tile, chunks   int
+	}{
+		{1, 1, 1, 1024, 1, 1},
+		{1, 31, 1, 1024, 1, 1},
+		{1, 32, 1, 1024, 1, 2},
+		{1, 1000, 1, 1024, 1, 32},     // 31 steps per chunk; 64 chunks would leave 15
+		{3, 1000, 67, 1024, 32, 8},    // workgroup cap 256/32
+		{3, 63, 67, 1024, 32, 2},      // >= 16 steps per chunk
+		{3, 64, 67, 1024, 32, 4},      //
+		{128, 64, 64, 1024, 32, 4},    // lab: 16 steps per chunk
+		{32, 4096, 1024, 1024, 32, 8}, // large: 1024 lanes*32*8 = 2^18
+		{4096, 4096, 1024, 1024, 32, 1},
+		{3, 1000, 67, 64, 32, 2},  // device workgroup limit
+		{1, 1000, 5, 1024, 8, 32}, // workgroup 8*32 = 256
+	} {
+		tile, chunks := elementwiseLayout(c.B, c.T, c.D, c.maxWG)
+		if tile != c.tile || chunks != c.chunks {
+			t.Errorf("B=%d T=%d D=%d maxWG=%d: tile %d chunks %d, want %d %d", c.B, c.T, c.D, c.maxWG, tile, chunks, c.tile, c.chunks)
+		}
+		if tile*chunks > 256 || tile*chunks > c.maxWG {
+			t.Errorf("workgroup %d too large", tile*chunks)
+		}
+	}
+}
+
+func TestSupportsEnvelope(t *testing.T) {
+	d := func(K, V int) scans.Dims { return scans.Dims{B: 2, T: 5, N: 3, K: K, V: V} }
+	var fb *scans.ScanFallback
+	for _, k := range []int{1, 2, 4, 8, 16} {
+		for _, v := range []int{1, 2, 4, 8, 16} {
+			if err := supports(scans.OpMatrixAffineScan, d(k, v), scans.F16); err != nil {
+				t.Errorf("affine k=%d v=%d: %v", k, v, err)
+			}
+		}
+	}
+	for _, kv := range [][2]int{{3, 1}, {1, 3}, {32, 1}, {0, 1}} {
+		if err := supports(scans.OpMatrixAffineScan, d(kv[0], kv[1]), scans.F32); !errors.As(err, &fb) || fb.Backend != "vulkan" {
+			t.Errorf("affine %v: %v, want ScanFallback", kv, err)
+		}
+	}
+	for _, k := range []int{1, 3, 6, 32} {
+		if err := supports(scans.OpGivensScan, d(k, 1), scans.F32); !errors.As(err, &fb) {
+			t.Errorf("givens k=%d: %v, want ScanFallback", k, err)
+		}
+	}
+	if err := supports(scans.OpMatrixScan, d(3, 1), scans.F32); !errors.As(err, &fb) {
+		t.Errorf("matrix_scan k=3: %v", err)
+	}
+	if err := supports(scans.OpLinearScan, d(1, 1), scans.DType(9)); !errors.As(err, &fb) {
+		t.Errorf("bad dtype: %v", err)
+	}
+}
