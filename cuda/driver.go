@@ -138,6 +138,9 @@ static CUresult scans_memset16(CUdeviceptr p, unsigned short v, size_t n) { retu
 // in one buffer (every parameter of the scan kernels is 8 bytes).
 static CUresult scans_launch(CUfunction f, unsigned int grid, unsigned int bx, unsigned int by,
                              unsigned int shared, void *params, size_t size) {
+	if (size == 0) {
+		return p_cuLaunchKernel(f, grid, 1, 1, bx, by, 1, shared, (CUstream)0, NULL, NULL);
+	}
 	void *config[5] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
 	                   CU_LAUNCH_PARAM_END};
 	return p_cuLaunchKernel(f, grid, 1, 1, bx, by, 1, shared, (CUstream)0, NULL, config);
