@@ -220,14 +220,22 @@ func InputsInit(op scans.Op, d scans.Dims, dt scans.DType, r Regime, init bool, 
 		if i == initIndex(op) && !init {
 			continue
 		}
-		if s.Args[i], err = scans.Convert(dt, v, shapes[i]...); err != nil {
+		if s.Args[i], err = hostOf(dt, v, shapes[i]); err != nil {
 			return nil, err
 		}
 	}
-	if s.Grad, err = scans.Convert(dt, g.normal(outShape), outShape...); err != nil {
+	if s.Grad, err = hostOf(dt, g.normal(outShape), outShape); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// hostOf wraps vals (f32, no copy) or rounds them to a 16-bit type.
+func hostOf(dt scans.DType, vals []float32, shape []int) (*scans.Host, error) {
+	if dt == scans.F32 {
+		return scans.FromFloat32(vals, shape...)
+	}
+	return scans.Convert(dt, vals, shape...)
 }
 
 // gen draws values that are never zero once rounded to dt.
@@ -299,14 +307,26 @@ func (g gen) transitions(d scans.Dims, long bool) []float32 {
 // (0,1), (2,3), ..., then the remaining angles rotate (1,2), (3,4), ....
 // len(angles) must be k-1 (nothing for k = 1, when R = 1).
 func GivensRotation(k int, angles []float64, m []float64) {
-	col := make([]float64, k)
-	for j := 0; j < k; j++ {
-		clear(col)
-		col[j] = 1
-		rotate(k, angles, col, nil)
-		for i := 0; i < k; i++ {
-			m[i*k+j] = col[i]
+	clear(m[:k*k])
+	for i := 0; i < k; i++ {
+		m[i*k+i] = 1
+	}
+	// R = L2 L1: apply each rotation to the rows of m, layer by layer.
+	first, second := scans.GivensAngles(k)
+	rows := func(th float64, i, j int) {
+		s, c := math.Sincos(th)
+		ri, rj := m[i*k:(i+1)*k], m[j*k:(j+1)*k]
+		for col := range ri {
+			xi, xj := ri[col], rj[col]
+			ri[col] = c*xi - s*xj
+			rj[col] = s*xi + c*xj
 		}
+	}
+	for p := 0; p < first; p++ {
+		rows(angles[p], 2*p, 2*p+1)
+	}
+	for q := 0; q < second; q++ {
+		rows(angles[first+q], 2*q+1, 2*q+2)
 	}
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mingru/scans"
@@ -289,4 +291,45 @@ func Run(b scans.Backend, op scans.Op, dir scans.Direction, in *InputSet, h *sca
 		}
 	}
 	return out, nil
+}
+
+// MarshalJSON writes the row with a non-finite Ratio (a NaN or Inf where
+// the reference is finite) as the string "+Inf" or "NaN", which JSON
+// numbers cannot hold.
+func (r Row) MarshalJSON() ([]byte, error) {
+	type plain Row
+	var ratio any = r.Ratio
+	if math.IsInf(r.Ratio, 0) || math.IsNaN(r.Ratio) {
+		ratio = strconv.FormatFloat(r.Ratio, 'g', -1, 64)
+	}
+	return json.Marshal(struct {
+		plain
+		Ratio any `json:"ratio"`
+	}{plain(r), ratio})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Row) UnmarshalJSON(b []byte) error {
+	type plain Row
+	var v struct {
+		plain
+		Ratio json.RawMessage `json:"ratio"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Row(v.plain)
+	if len(v.Ratio) == 0 {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(v.Ratio, &s) == nil {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("bench: row ratio %q: %w", s, err)
+		}
+		r.Ratio = f
+		return nil
+	}
+	return json.Unmarshal(v.Ratio, &r.Ratio)
 }

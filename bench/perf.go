@@ -168,25 +168,36 @@ type Measurement struct {
 }
 
 // Measure times op at dims d in mode on b: inputs drawn from the benchmark
-// distributions (initial state given) are uploaded once; then cfg.Warmup
-// untimed runs and timed runs until cfg.MinRuns and cfg.Budget are both
-// reached (or cfg.MaxRuns). Each run's outputs are released after it, not
-// inside the timing. Device time is used when b implements
-// scans.Instrumented, wall time otherwise.
-func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mode, cfg Timing, rng *rand.Rand) (m Measurement, err error) {
-	d, err = NormalizeDims(op, d)
+// distributions (initial state given), then MeasureInputs.
+func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mode, cfg Timing, rng *rand.Rand) (Measurement, error) {
+	d, err := NormalizeDims(op, d)
 	if err != nil {
-		return m, err
+		return Measurement{}, err
 	}
+	if err := b.Supports(op, d, dt); err != nil {
+		return Measurement{}, err
+	}
+	in, err := InputsInit(op, d, dt, Typical, true, rng)
+	if err != nil {
+		return Measurement{}, err
+	}
+	return MeasureInputs(b, in, mode, cfg)
+}
+
+// MeasureInputs times in's operation in mode on b: the inputs and the
+// output gradient are uploaded once; then cfg.Warmup untimed runs and
+// timed runs until cfg.MinRuns and cfg.Budget are both reached (or
+// cfg.MaxRuns). Each run's outputs are released after it, outside the
+// timing. Device time is used when b implements scans.Instrumented (the
+// forward's and the backward's LastKernelTime summed), wall time around
+// the synchronous calls otherwise.
+func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Measurement, err error) {
+	op, d, dt := in.Op, in.Dims, in.DType
 	m = Measurement{Backend: b.Name(), Op: op, Mode: mode, DType: dt.String(), Dims: d, Clock: "wall", Launches: Launches(mode)}
 	if m.Bytes, err = Traffic(op, d, dt, mode); err != nil {
 		return m, err
 	}
 	if err := b.Supports(op, d, dt); err != nil {
-		return m, err
-	}
-	in, err := InputsInit(op, d, dt, Typical, true, rng)
-	if err != nil {
 		return m, err
 	}
 	dev, err := upload(b, append(slices.Clone(in.Args), in.Grad)...)

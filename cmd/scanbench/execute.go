@@ -161,11 +161,26 @@ func runBench(c config, m bench.Machine, sel []selected, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "scanbench: bench %s: %s %.1f GB/s, launch latency %.1f µs %s\n",
 			s.b.Name(), ceil.Kind, ceil.BytesPerSec/1e9, ceil.Latency*1e6, ceil.Err)
 		rep.Ceilings = append(rep.Ceilings, ceil)
-		for _, sh := range c.shapes {
-			for _, op := range c.opList() {
-				for _, dt := range c.benchDTypes() {
+	}
+	// Inputs are drawn once per shape, op and type, when a backend first
+	// needs them, and shared by every backend and mode.
+	for _, sh := range c.shapes {
+		for _, op := range c.opList() {
+			d, _ := bench.NormalizeDims(op, sh.Dims(op))
+			for _, dt := range c.benchDTypes() {
+				var in *bench.InputSet
+				var inErr error
+				inputs := func() (*bench.InputSet, error) {
+					if in == nil && inErr == nil {
+						start := time.Now()
+						in, inErr = bench.InputsInit(op, d, dt, bench.Typical, true, rng)
+						fmt.Fprintf(stderr, "scanbench: bench %s %s %s: inputs drawn in %s\n", sh.Name, op, dt, time.Since(start).Round(time.Millisecond))
+					}
+					return in, inErr
+				}
+				for i, s := range sel {
 					for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
-						mm := measureOne(s.b, sh, op, dt, mode, timing, ceil, rng)
+						mm := measureOne(s.b, sh, op, d, dt, mode, inputs, timing, rep.Ceilings[i])
 						rep.Rows = append(rep.Rows, mm)
 						if mm.Skipped != "" {
 							fmt.Fprintf(stderr, "scanbench: bench %s %s %s %s %s: skipped: %s\n", s.b.Name(), sh.Name, op, dt, mode, mm.Skipped)
@@ -196,8 +211,12 @@ func runBench(c config, m bench.Machine, sel []selected, stdout, stderr io.Write
 // eagerSkip is why eager does not run the large shape.
 const eagerSkip = "eager is not run at the large shape (minutes per repeat and tens of GiB of host memory on 2 to 16 cores)"
 
-func measureOne(b scans.Backend, sh bench.Shape, op scans.Op, dt scans.DType, mode bench.Mode, timing bench.Timing, ceil ceiling, rng *rand.Rand) (mm bench.Measurement) {
-	d, _ := bench.NormalizeDims(op, sh.Dims(op))
+// measureOne measures one row, or says why it is skipped: eager at the
+// large shape, a shape the backend does not support (checked before any
+// input is drawn), inputs that could not be drawn, or the error of the
+// measurement (such as running out of device memory).
+func measureOne(b scans.Backend, sh bench.Shape, op scans.Op, d scans.Dims, dt scans.DType, mode bench.Mode,
+	inputs func() (*bench.InputSet, error), timing bench.Timing, ceil ceiling) (mm bench.Measurement) {
 	bytes, _ := bench.Traffic(op, d, dt, mode)
 	skip := func(why string) bench.Measurement {
 		return bench.Measurement{Backend: b.Name(), Shape: sh.Name, Op: op, Mode: mode, DType: dt.String(), Dims: d,
@@ -206,12 +225,19 @@ func measureOne(b scans.Backend, sh bench.Shape, op scans.Op, dt scans.DType, mo
 	if bench.IsHost(b) && sh.Name == "large" {
 		return skip(eagerSkip)
 	}
+	if err := b.Supports(op, d, dt); err != nil {
+		return skip(err.Error())
+	}
+	in, err := inputs()
+	if err != nil {
+		return skip("inputs: " + err.Error())
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			mm = skip(fmt.Sprintf("panic: %v", p))
 		}
 	}()
-	mm, err := bench.Measure(b, op, d, dt, mode, timing, rng)
+	mm, err = bench.MeasureInputs(b, in, mode, timing)
 	if err != nil {
 		return skip(err.Error())
 	}

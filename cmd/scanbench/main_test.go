@@ -79,6 +79,7 @@ func (f *fakeGPU) Download(t scans.Tensor) (*scans.Host, error) {
 	h, err := f.Backend.Download(t)
 	if err == nil && f.perturb {
 		h.Set(0, h.At(0)+1)
+		h.Set(h.Len()-1, float32(math.NaN()))
 	}
 	return h, err
 }
@@ -233,8 +234,13 @@ func TestCheckFailsOnWrongBackend(t *testing.T) {
 	}
 	var rep parityReport
 	readJSON(t, filepath.Join(dir, "scan_parity.json"), &rep)
-	if len(rep.Summary) != 1 || rep.Summary[0].Failed == 0 {
-		t.Fatalf("summary %+v", rep.Summary)
+	if len(rep.Summary) != 1 || rep.Summary[0].Failed != rep.Summary[0].Rows {
+		t.Fatalf("summary %+v, want every row failing", rep.Summary)
+	}
+	for _, r := range rep.Rows {
+		if r.Pass || !math.IsInf(r.Ratio, 1) {
+			t.Errorf("%s: pass=%v ratio=%g, want a failure with an infinite ratio (NaN output)", r.Case, r.Pass, r.Ratio)
+		}
 	}
 	if md := checkMarkdown(t, filepath.Join(dir, "scan_parity.md"), "Scan parity"); !strings.Contains(md, "## Failing rows") {
 		t.Error("no failing-rows section")
