@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/mingru/scans"
 )
@@ -172,14 +173,17 @@ func NormalizeDims(op scans.Op, d scans.Dims) (scans.Dims, error) {
 // regime's distributions, and a standard-normal output gradient. The
 // optional initial state is present (standard normal) with probability 3/4
 // and absent otherwise, so both paths get exercised; use InputsInit to
-// choose. No element is zero after rounding to dt.
+// choose. No element is zero after rounding to dt. A nil rng means one
+// seeded from the clock.
 func Inputs(op scans.Op, d scans.Dims, dt scans.DType, r Regime, rng *rand.Rand) (*InputSet, error) {
+	rng = orClock(rng)
 	return InputsInit(op, d, dt, r, rng.IntN(4) != 0, rng)
 }
 
 // InputsInit is Inputs with the presence of the initial state chosen by
 // init (ignored for parallel_scan_log).
 func InputsInit(op scans.Op, d scans.Dims, dt scans.DType, r Regime, init bool, rng *rand.Rand) (*InputSet, error) {
+	rng = orClock(rng)
 	if !dt.Valid() {
 		return nil, fmt.Errorf("bench: invalid element type %v", dt)
 	}
@@ -236,6 +240,13 @@ func hostOf(dt scans.DType, vals []float32, shape []int) (*scans.Host, error) {
 		return scans.FromFloat32(vals, shape...)
 	}
 	return scans.Convert(dt, vals, shape...)
+}
+
+func orClock(rng *rand.Rand) *rand.Rand {
+	if rng != nil {
+		return rng
+	}
+	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5ca9))
 }
 
 // gen draws values that are never zero once rounded to dt.

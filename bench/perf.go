@@ -168,7 +168,8 @@ type Measurement struct {
 }
 
 // Measure times op at dims d in mode on b: inputs drawn from the benchmark
-// distributions (initial state given), then MeasureInputs.
+// distributions with rng (initial state given; a nil rng is seeded from
+// the clock), then MeasureInputs.
 func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mode, cfg Timing, rng *rand.Rand) (Measurement, error) {
 	d, err := NormalizeDims(op, d)
 	if err != nil {
