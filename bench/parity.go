@@ -64,6 +64,10 @@ func ParitySeed(b, ref scans.Backend, cases []Case, seed uint64, progress io.Wri
 	rows := make([]Row, 0, len(cases))
 	start, last := time.Now(), time.Now()
 	failed := 0
+	refName := ReferenceName
+	if ref != nil {
+		refName = ref.Name()
+	}
 	for i, c := range cases {
 		r := CheckCase(b, ref, c, seed)
 		rows = append(rows, r)
@@ -79,7 +83,7 @@ func ParitySeed(b, ref scans.Backend, cases []Case, seed uint64, progress io.Wri
 		if time.Since(last) > 3*time.Second || i == len(cases)-1 {
 			last = time.Now()
 			fmt.Fprintf(progress, "parity %s vs %s: %d/%d rows, %d failing, %s\n",
-				b.Name(), r.Reference, i+1, len(cases), failed, time.Since(start).Round(time.Millisecond))
+				b.Name(), refName, i+1, len(cases), failed, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	return rows

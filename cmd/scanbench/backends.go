@@ -1,13 +1,8 @@
 package main
 
-import (
-	"github.com/mingru/scans"
-	"github.com/mingru/scans/eager"
-)
+import "github.com/mingru/scans/dispatch"
 
 // compiledBackends lists every backend compiled into the command, eager
-// first. Tests replace it.
-//
-// It is the one place that names the backends; with package dispatch it is
-// dispatch.Backends.
-var compiledBackends = func() []scans.Backend { return []scans.Backend{eager.New()} }
+// first (dispatch.Backends: eager, CUDA with -tags cuda, Vulkan). Tests
+// replace it.
+var compiledBackends = dispatch.Backends
