@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -44,5 +45,18 @@ func benchShape(b *testing.B, be scans.Backend, s Shape) {
 				}
 			})
 		}
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	same := []float64{1e-5, 1e-5, 1e-5, 1e-5, 1e-5, 1e-5, 1e-5}
+	for _, q := range []float64{0.1, 0.5, 0.9} {
+		if got := quantile(same, q); got != 1e-5 {
+			t.Errorf("quantile of equal values at %g = %g", q, got)
+		}
+	}
+	xs := []float64{1, 2, 3, 4, 10}
+	if p10, p50, p90 := quantile(xs, 0.1), quantile(xs, 0.5), quantile(xs, 0.9); math.Abs(p10-1.4) > 1e-12 || p50 != 3 || math.Abs(p90-7.6) > 1e-12 {
+		t.Errorf("quantiles %g %g %g, want 1.4 3 7.6", p10, p50, p90)
 	}
 }

@@ -286,7 +286,9 @@ func quantile(xs []float64, q float64) float64 {
 		return xs[len(xs)-1]
 	}
 	f := p - float64(i)
-	return xs[i]*(1-f) + xs[i+1]*f
+	// Clamped so that equal neighbours give exactly their value and the
+	// quantiles stay ordered despite rounding.
+	return min(max(xs[i]+(xs[i+1]-xs[i])*f, xs[i]), xs[i+1])
 }
 
 // SetCeiling fills the copy-bandwidth columns of m: the fraction of the
