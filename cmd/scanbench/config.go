@@ -20,6 +20,7 @@ type config struct {
 	shapes               []bench.Shape
 	dtypes               []scans.DType // empty: every type for --check, f32 for --bench
 	out                  string
+	seed                 uint64 // 0: from the clock
 }
 
 var errHelp = errors.New("help requested")
@@ -36,6 +37,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	ops := fs.String("ops", "", "comma-separated operations (default all): "+joinOps())
 	shapes := fs.String("shapes", "", "comma-separated benchmark shapes: lab, long-T, large (default all; lab with --quick)")
 	dtypes := fs.String("dtypes", "", "comma-separated element types: f32, f16, bf16 (default all for --check, f32 for --bench and --memory)")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed of the --check inputs, to rerun a failing matrix (default: from the clock; every report records it)")
 	fs.StringVar(&c.out, "out", "experiments/bench", "directory the result files are written to")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)

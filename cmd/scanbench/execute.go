@@ -107,7 +107,10 @@ func runCheck(c config, m bench.Machine, sel []selected, stdout, stderr io.Write
 	if len(cases) == 0 {
 		return 0, errors.New("--check: no case matches --ops and --dtypes")
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := c.seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
 	fmt.Fprintf(stderr, "scanbench: check: %d cases per backend, seed %d\n", len(cases), seed)
 	var rows []bench.Row
 	for _, s := range sel {
