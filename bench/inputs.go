@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mingru/scans"
@@ -212,9 +215,9 @@ func InputsInit(op scans.Op, d scans.Dims, dt scans.DType, r Regime, init bool, 
 		vals[2] = g.normal(shapes[2])
 	case scans.OpParallelScanLog:
 		vals[0] = g.logCoeffs(shapes[0], long)
-		vals[1] = g.fill(shapes[1], func() float64 { return -softplus(rng.NormFloat64()) })
+		vals[1] = g.fill(shapes[1], func(r *rand.Rand) float64 { return -softplus(r.NormFloat64()) })
 	case scans.OpGivensScan:
-		vals[0] = g.fill(shapes[0], func() float64 { return math.Pi * (2*rng.Float64() - 1) })
+		vals[0] = g.fill(shapes[0], func(r *rand.Rand) float64 { return math.Pi * (2*r.Float64() - 1) })
 		vals[1] = g.decay(shapes[1], long)
 		vals[2] = g.normal(shapes[2])
 		vals[3] = g.normal(shapes[3])
@@ -249,43 +252,85 @@ func orClock(rng *rand.Rand) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5ca9))
 }
 
-// gen draws values that are never zero once rounded to dt.
+// gen draws values that are never zero once rounded to dt. Large tensors
+// are drawn in fixed chunks of chunkElems elements on all cores, each chunk
+// from its own generator seeded from rng in order, so that the values
+// depend on rng's seed only, not on the number of cores.
 type gen struct {
 	rng *rand.Rand
 	dt  scans.DType
 }
 
-func (g gen) fill(shape []int, draw func() float64) []float32 {
+const chunkElems = 1 << 16
+
+// chunks runs fn(r, lo, hi) over [0, n) in chunks of size step, each with
+// a generator seeded from g.rng in chunk order, on GOMAXPROCS goroutines.
+func (g gen) chunks(n, step int, fn func(r *rand.Rand, lo, hi int)) {
+	nc := (n + step - 1) / step
+	seeds := make([]uint64, nc)
+	for i := range seeds {
+		seeds[i] = g.rng.Uint64()
+	}
+	work := func(c int) {
+		r := rand.New(rand.NewPCG(seeds[c], uint64(c)))
+		fn(r, c*step, min((c+1)*step, n))
+	}
+	workers := min(runtime.GOMAXPROCS(0), nc)
+	if workers <= 1 {
+		for c := 0; c < nc; c++ {
+			work(c)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := int(next.Add(1) - 1); c < nc; c = int(next.Add(1) - 1) {
+				work(c)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (g gen) fill(shape []int, draw func(r *rand.Rand) float64) []float32 {
 	out := make([]float32, scans.NumElements(shape))
-	for i := range out {
-		for {
-			v := float32(draw())
-			if scans.RoundTo(g.dt, v) != 0 {
-				out[i] = v
-				break
+	g.chunks(len(out), chunkElems, func(r *rand.Rand, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for {
+				v := float32(draw(r))
+				if scans.RoundTo(g.dt, v) != 0 {
+					out[i] = v
+					break
+				}
 			}
 		}
-	}
+	})
 	return out
 }
 
-func (g gen) normal(shape []int) []float32 { return g.fill(shape, g.rng.NormFloat64) }
+func (g gen) normal(shape []int) []float32 {
+	return g.fill(shape, func(r *rand.Rand) float64 { return r.NormFloat64() })
+}
 
 // decay is a, sigma: uniform in (0.5, 1), or in (0.999, 1) for long memory.
 func (g gen) decay(shape []int, long bool) []float32 {
 	if long {
-		return g.fill(shape, func() float64 { return 0.999 + 0.001*g.rng.Float64() })
+		return g.fill(shape, func(r *rand.Rand) float64 { return 0.999 + 0.001*r.Float64() })
 	}
-	return g.fill(shape, func() float64 { return 0.5 + 0.5*g.rng.Float64() })
+	return g.fill(shape, func(r *rand.Rand) float64 { return 0.5 + 0.5*r.Float64() })
 }
 
 // logCoeffs is -softplus(z), or log(0.999 + 0.001u) (just below 0) for long
 // memory.
 func (g gen) logCoeffs(shape []int, long bool) []float32 {
 	if long {
-		return g.fill(shape, func() float64 { return math.Log(0.999 + 0.001*g.rng.Float64()) })
+		return g.fill(shape, func(r *rand.Rand) float64 { return math.Log(0.999 + 0.001*r.Float64()) })
 	}
-	return g.fill(shape, func() float64 { return -softplus(g.rng.NormFloat64()) })
+	return g.fill(shape, func(r *rand.Rand) float64 { return -softplus(r.NormFloat64()) })
 }
 
 // transitions draws A (B,T,N,k,k) = rho * R(theta), rho = 0.9 (or
@@ -295,21 +340,23 @@ func (g gen) logCoeffs(shape []int, long bool) []float32 {
 func (g gen) transitions(d scans.Dims, long bool) []float32 {
 	k := d.K
 	out := make([]float32, d.B*d.T*d.N*k*k)
-	angles := make([]float64, max(k-1, 0))
-	m := make([]float64, k*k)
-	for blk := 0; blk < d.B*d.T*d.N; blk++ {
-		rho := 0.9
-		if long {
-			rho = 0.999 + 0.001*g.rng.Float64()
+	g.chunks(d.B*d.T*d.N, max(chunkElems/(k*k), 1), func(r *rand.Rand, lo, hi int) {
+		angles := make([]float64, max(k-1, 0))
+		m := make([]float64, k*k)
+		for blk := lo; blk < hi; blk++ {
+			rho := 0.9
+			if long {
+				rho = 0.999 + 0.001*r.Float64()
+			}
+			for i := range angles {
+				angles[i] = math.Pi * (2*r.Float64() - 1)
+			}
+			GivensRotation(k, angles, m)
+			for i, v := range m {
+				out[blk*k*k+i] = float32(rho * v)
+			}
 		}
-		for i := range angles {
-			angles[i] = math.Pi * (2*g.rng.Float64() - 1)
-		}
-		GivensRotation(k, angles, m)
-		for i, v := range m {
-			out[blk*k*k+i] = float32(rho * v)
-		}
-	}
+	})
 	return out
 }
 

@@ -3,6 +3,8 @@ package bench
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -254,5 +256,31 @@ func TestReferenceLogSpace(t *testing.T) {
 	want1 := math.Exp(-0.5)*want0 + math.Exp(-2)
 	if math.Abs(h[0]-want0) > 1e-12 || math.Abs(h[1]-want1) > 1e-12 {
 		t.Errorf("h = %v, want [%g %g]", h, want0, want1)
+	}
+}
+
+// TestInputsIndependentOfCores: the same seed draws the same inputs
+// whatever the number of cores.
+func TestInputsIndependentOfCores(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	d := scans.Dims{B: 4, T: 300, N: 9, K: 8, V: 4} // several chunks
+	draw := func(procs int) *InputSet {
+		old := runtime.GOMAXPROCS(procs)
+		defer runtime.GOMAXPROCS(old)
+		in, err := InputsInit(scans.OpMatrixAffineScan, d, scans.F32, Typical, true, rand.New(rand.NewPCG(seed, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	a, b := draw(1), draw(4)
+	for i := range a.Args {
+		if !slices.Equal(a.Args[i].Float32s(), b.Args[i].Float32s()) {
+			t.Errorf("%s differs between 1 and 4 cores", ArgNames(scans.OpMatrixAffineScan)[i])
+		}
+	}
+	if !slices.Equal(a.Grad.Float32s(), b.Grad.Float32s()) {
+		t.Error("the gradient differs between 1 and 4 cores")
 	}
 }
