@@ -229,6 +229,7 @@ const (
 	attrSMCount         = C.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 	attrCCMajor         = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 	attrCCMinor         = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	attrMaxBlocksPerSM  = C.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
 )
 
 func deviceAttribute(d C.CUdevice, attr int) (int, error) {

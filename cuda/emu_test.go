@@ -64,11 +64,11 @@ func emulator(t *testing.T) string {
 // emuBackend is a scans.Backend whose operations run the CUDA kernels in
 // the host emulator. Its tensors are host tensors.
 type emuBackend struct {
-	bin      string
-	dir      string // scratch directory for the launch files
-	resident int
-	mu       sync.Mutex
-	n        int
+	bin string
+	dir string // scratch directory for the launch files
+	occ occupancy
+	mu  sync.Mutex
+	n   int
 }
 
 func (e *emuBackend) Name() string { return "cuda-emu" }
@@ -132,7 +132,7 @@ func (e *emuBackend) run(op scans.Op, dir scans.Direction, d scans.Dims, args ..
 		return nil, err
 	}
 	i := initArg(op)
-	p := planFor(op, dir, d, dt, i >= 0 && !scans.IsNil(args[i]), e.resident)
+	p := planFor(op, dir, d, dt, i >= 0 && !scans.IsNil(args[i]), e.occ)
 	e.mu.Lock()
 	e.n++
 	call := filepath.Join(e.dir, strconv.Itoa(e.n))
@@ -302,10 +302,10 @@ func (e *emuBackend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor)
 
 // TestKernelsEmulated runs the conformance matrix (the quick one under
 // -short) on the kernels in the host emulator, against eager. The plans
-// use an H200's resident thread count, so T = 1000 with few lanes takes
-// the 32-chunk path of the elementwise scans.
+// use an H200's occupancy, so T = 1000 with few lanes takes the 32-chunk
+// path of the elementwise scans and of the block forwards.
 func TestKernelsEmulated(t *testing.T) {
 	bin := emulator(t)
-	e := &emuBackend{bin: bin, dir: t.TempDir(), resident: 132 * 2048}
+	e := &emuBackend{bin: bin, dir: t.TempDir(), occ: h200}
 	bench.TestBackend(t, e, testing.Short())
 }

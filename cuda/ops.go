@@ -77,7 +77,7 @@ func (b *Backend) run(op scans.Op, dir scans.Direction, d scans.Dims, args ...sc
 		return nil, err
 	}
 	i := initArg(op)
-	p := planFor(op, dir, d, dt, i >= 0 && ts[i] != nil, b.resident)
+	p := planFor(op, dir, d, dt, i >= 0 && ts[i] != nil, b.occ)
 	return b.call(&p, names, ts)
 }
 

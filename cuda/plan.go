@@ -35,9 +35,9 @@ func (p *plan) module() string { return moduleOf(p.op, p.d, p.dt) }
 
 // planFor works out the launch of op in direction dir at d for element
 // type dt; init says whether the optional initial state is given, and
-// resident is how many threads the device keeps in flight (it sets the
-// chunk count of the elementwise scans). d must be in the envelope.
-func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, init bool, resident int) plan {
+// occ is the device's occupancy (it sets the chunk counts). d must be in
+// the envelope.
+func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, init bool, occ occupancy) plan {
 	p := plan{op: op, dir: dir, d: d, dt: dt, scalars: []int64{int64(d.T), int64(d.N)}}
 	B, T, N, K, V := d.B, d.T, d.N, d.K, d.V
 	opt := func(shape ...int) []int {
@@ -52,7 +52,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		// One block per (b, tile of 32 channels), 32 x C threads, C =
 		// chunkCount, 2*C*32 floats of shared memory (elementwise.cuh).
 		lanes := B * ((N + tile - 1) / tile)
-		c := chunkCount(T, lanes, resident)
+		c := chunkCount(T, lanes, tile, occ, nil)
 		p.grid, p.bx, p.by, p.shared = lanes, tile, c, 2*c*tile*4
 		x := []int{B, T, N}
 		switch {
@@ -66,8 +66,14 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x, {B, T + 1, N}}
 		}
 	case scans.OpMatrixScan, scans.OpMatrixAffineScan:
-		// One block of V threads per (b, n) (affine.cuh).
-		p.grid, p.bx, p.by = B*N, V, 1
+		// One block of V x C threads per (b, n), C chunks of T in the
+		// forward where affineChunkable, one chunk in the backward
+		// (affine.cuh).
+		c := 1
+		if !bwd && affineChunkable(K, V) {
+			c = chunkCount(T, B*N, V, occ, func(c int) bool { return affineShared(K, V, c) <= maxShared })
+		}
+		p.grid, p.bx, p.by, p.shared = B*N, V, c, affineShared(K, V, c)
 		A, X := []int{B, T, N, K, K}, []int{B, T, N, K, V}
 		h0 := opt(B, N, K, V)
 		if op == scans.OpMatrixScan {

@@ -256,24 +256,40 @@ func TestPTXRecompile(t *testing.T) {
 }
 
 func TestChunkCount(t *testing.T) {
-	const resident = 132 * 2048 // an H200
-	cases := []struct{ T, lanes, want int }{
-		{1, 1, 1},       // T too short to split
-		{31, 1, 1},      // below 2*minChunk
-		{32, 1, 2},      // exactly two chunks of 16
-		{64, 256, 4},    // lab: B=128, D=64
-		{1024, 32, 32},  // long-T: B=16, D=64
-		{4096, 1024, 8}, // large: B=32, D=1024
-		{100000, 1, 32}, // capped at 32 chunks (1024 threads)
-		{4096, 1 << 20, 1},
+	cases := []struct{ T, lanes, width, want int }{
+		{1, 1, tile, 1},          // T too short to split
+		{31, 1, tile, 1},         // below 2*minChunk
+		{32, 1, tile, 2},         // exactly two chunks of 16
+		{64, 256, tile, 4},       // lab linear: B=128, D=64
+		{1024, 32, tile, 32},     // long-T linear: B=16, D=64
+		{4096, 1024, tile, 8},    // large linear: B=32, D=1024
+		{100000, 1, tile, 32},    // capped at 32 chunks (1024 threads)
+		{4096, 1 << 20, tile, 2}, // lanes beyond the block slots: 2 chunks fill the SMs
+		{4096, 16384, 1, 32},     // large matrix_scan: 1-wide lanes limited by block slots
+		{64, 4096, 1, 4},         // lab matrix_scan: T=64 allows 4 chunks of 16
+		{4096, 4096, 8, 8},       // large matrix_affine_scan k=8, v=8
+		{1024, 128, 16, 32},      // v=16: 16*32 = 512 threads
 	}
 	for _, c := range cases {
-		got := chunkCount(c.T, c.lanes, resident)
+		got := chunkCount(c.T, c.lanes, c.width, h200, nil)
 		if got != c.want {
-			t.Errorf("chunkCount(T=%d, lanes=%d) = %d, want %d", c.T, c.lanes, got, c.want)
+			t.Errorf("chunkCount(T=%d, lanes=%d, width=%d) = %d, want %d", c.T, c.lanes, c.width, got, c.want)
 		}
-		if got < 1 || got > maxChunks || got&(got-1) != 0 {
-			t.Errorf("chunkCount(T=%d, lanes=%d) = %d: not a power of two in [1,32]", c.T, c.lanes, got)
+		if got < 1 || got > maxChunks || got&(got-1) != 0 || got*c.width > 1024 {
+			t.Errorf("chunkCount(T=%d, lanes=%d, width=%d) = %d: not a power of two in [1,32] within 1024 threads", c.T, c.lanes, c.width, got)
+		}
+	}
+	// Shared memory limits the block forwards: k=v=16 takes 2 KiB a chunk.
+	fits := func(c int) bool { return affineShared(16, 16, c) <= maxShared }
+	if got := chunkCount(100000, 1, 16, h200, fits); got != 16 {
+		t.Errorf("chunkCount(k=v=16) = %d, want 16 (32 KiB of 48)", got)
+	}
+	for k := 1; k <= 16; k *= 2 {
+		for v := 1; v <= 16; v *= 2 {
+			want := !(k == 16 && v < 4)
+			if affineChunkable(k, v) != want {
+				t.Errorf("affineChunkable(%d, %d) = %v, want %v", k, v, !want, want)
+			}
 		}
 	}
 }

@@ -33,9 +33,9 @@ type Backend struct {
 
 	// Set by start on the device goroutine before work is served; read-only
 	// afterwards.
-	device   string
-	driver   string
-	resident int // threads the device keeps in flight (SMs x threads per SM)
+	device string
+	driver string
+	occ    occupancy // threads and blocks the device keeps in flight
 
 	// Owned by the device goroutine.
 	modules     map[string]C.CUmodule
@@ -123,8 +123,8 @@ func (b *Backend) open() (err error) {
 	if err != nil {
 		return err
 	}
-	var attrs [4]int
-	for i, a := range []int{attrSMCount, attrMaxThreadsPerSM, attrCCMajor, attrCCMinor} {
+	var attrs [5]int
+	for i, a := range []int{attrSMCount, attrMaxThreadsPerSM, attrCCMajor, attrCCMinor, attrMaxBlocksPerSM} {
 		if attrs[i], err = deviceAttribute(dev, a); err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func (b *Backend) open() (err error) {
 	}
 	b.device = name
 	b.driver = fmt.Sprintf("CUDA driver API %d.%d, compute capability %d.%d, %d SMs", ver/1000, ver%1000/10, attrs[2], attrs[3], attrs[0])
-	b.resident = attrs[0] * attrs[1]
+	b.occ = occupancy{threads: attrs[0] * attrs[1], blocks: attrs[0] * attrs[4]}
 	b.modules = map[string]C.CUmodule{}
 	b.funcs = map[string]C.CUfunction{}
 	return nil

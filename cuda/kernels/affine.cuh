@@ -1,35 +1,133 @@
 // The block affine scan H_t = A_t H_{t-1} + X_t, with A (B,T,N,K,K),
 // X and H (B,T,N,K,V), H0 (B,N,K,V) or null for zeros, and its backward.
 //
-// A lane is one block (b, n); the grid has B*N blocks of V threads, and T
-// is scanned as one chunk per lane. The V columns of H are independent
-// recurrences that share A_t, so thread j owns column j: K registers of
-// state, updated with K*K FMAs per step, and no communication in the
-// forward. A_t is read by all V threads of the block at the same addresses
-// (one broadcast load). Every register array is indexed by compile-time
-// constants only (the loops over K and V are unrolled).
+// A lane is one block (b, n); the grid has B*N blocks. The V columns of H
+// are independent recurrences that share A_t, so thread j (threadIdx.x)
+// owns column j: K registers of state, updated with K*K FMAs per step. A_t
+// is read by the V threads of a chunk at the same addresses (one broadcast
+// load). Every register array is indexed by compile-time constants only
+// (the loops over K and V are unrolled).
+//
+// Forward chunking: T is cut into C = blockDim.y chunks (threadIdx.y),
+// chosen by the host (blockChunkCount). Pass 1: thread (j, c) scans its
+// chunk from a zero state, giving column j of the chunk's offset Q_c, and
+// also carries the columns j, j+V, ... of the chunk's transition product
+// P_c = A_{t1-1} ... A_{t0} (started from the identity). The aggregates go
+// to shared memory (C * (K*K + K*V) floats, dynamic); after one barrier
+// each chunk folds those before it, H = P_i H + Q_i from H0, and pass 2
+// re-scans its chunk from that carry and stores. Carrying P costs
+// K * ceil(K/V) registers, so chunking is compiled in only where that is
+// at most 64 (AFFINE_CHUNKABLE); elsewhere the host always passes C = 1.
+// The backward scans T as one chunk per lane.
 #pragma once
 #include "common.cuh"
+
+#define AFFINE_CHUNKABLE(K, V) ((K) * (((K) + (V)-1) / (V)) <= 64)
 
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const void* __restrict__ X,
                                            const void* __restrict__ H0, void* __restrict__ H,
                                            i64 T, i64 N) {
+    constexpr int PC = (K + V - 1) / V;  // columns of P per thread
     const int j = threadIdx.x;
+    const int c = threadIdx.y, C = blockDim.y;
     const i64 lane = blockIdx.x;  // b*N + n
     const i64 b = lane / N, n = lane % N;
+    const i64 L = (T + C - 1) / C;
+    const i64 t0 = (i64)c * L < T ? (i64)c * L : T;
+    const i64 t1 = t0 + L < T ? t0 + L : T;
     float h[K];
 #pragma unroll
     for (int i = 0; i < K; i++) {
         h[i] = H0 != nullptr ? ld<DT>(H0, lane * (K * V) + i * V + j) : 0.0f;
     }
+    if (AFFINE_CHUNKABLE(K, V) && C > 1) {
+        DYNAMIC_SHARED(agg);  // P[C][K*K], then Q[C][K*V]
+        float q[K];
+        float p[PC][K];
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            q[i] = 0.0f;
+#pragma unroll
+            for (int m = 0; m < PC; m++) {
+                p[m][i] = (j + m * V == i) ? 1.0f : 0.0f;
+            }
+        }
+        i64 blk = b * T * N + t0 * N + n;
+        for (i64 t = t0; t < t1; t++, blk += N) {
+            const i64 a0 = blk * (K * K);
+            const i64 x0 = blk * (K * V) + j;
+            float nq[K];
+            float np[PC][K];
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                float s = ld<DT>(X, x0 + i * V);
+                float r[PC];
+#pragma unroll
+                for (int m = 0; m < PC; m++) {
+                    r[m] = 0.0f;
+                }
+#pragma unroll
+                for (int l = 0; l < K; l++) {
+                    const float a = ld<DT>(A, a0 + i * K + l);
+                    s = fmaf(a, q[l], s);
+#pragma unroll
+                    for (int m = 0; m < PC; m++) {
+                        r[m] = fmaf(a, p[m][l], r[m]);
+                    }
+                }
+                nq[i] = s;
+#pragma unroll
+                for (int m = 0; m < PC; m++) {
+                    np[m][i] = r[m];
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                q[i] = nq[i];
+#pragma unroll
+                for (int m = 0; m < PC; m++) {
+                    p[m][i] = np[m][i];
+                }
+            }
+        }
+        float* P = agg;              // P[c][r*K + col]
+        float* Q = agg + C * K * K;  // Q[c][r*V + j]
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            Q[c * (K * V) + i * V + j] = q[i];
+#pragma unroll
+            for (int m = 0; m < PC; m++) {
+                if (j + m * V < K) {
+                    P[c * (K * K) + i * K + j + m * V] = p[m][i];
+                }
+            }
+        }
+        __syncthreads();
+        for (int ci = 0; ci < c; ci++) {
+            float nh[K];
+#pragma unroll
+            for (int r = 0; r < K; r++) {
+                float s = Q[ci * (K * V) + r * V + j];
+#pragma unroll
+                for (int l = 0; l < K; l++) {
+                    s = fmaf(P[ci * (K * K) + r * K + l], h[l], s);
+                }
+                nh[r] = s;
+            }
+#pragma unroll
+            for (int r = 0; r < K; r++) {
+                h[r] = nh[r];
+            }
+        }
+    }
     // Step t of the lane: A at (b*T + t)*N + n blocks of K*K, X and H at
     // the same index in blocks of K*V.
-    i64 blk = b * T * N + n;
+    i64 blk = b * T * N + t0 * N + n;
     // Small blocks issue few loads per step; unrolling lets the loads of
     // the next steps (read-only, independent of h) be issued early.
 #pragma unroll(K <= 4 ? 4 : 1)
-    for (i64 t = 0; t < T; t++, blk += N) {
+    for (i64 t = t0; t < t1; t++, blk += N) {
         const i64 a0 = blk * (K * K);
         const i64 x0 = blk * (K * V) + j;
         float out[K];
@@ -37,8 +135,8 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
         for (int i = 0; i < K; i++) {
             float s = ld<DT>(X, x0 + i * V);
 #pragma unroll
-            for (int c = 0; c < K; c++) {
-                s = fmaf(ld<DT>(A, a0 + i * K + c), h[c], s);
+            for (int l = 0; l < K; l++) {
+                s = fmaf(ld<DT>(A, a0 + i * K + l), h[l], s);
             }
             out[i] = s;
         }

@@ -5,7 +5,7 @@
 #include "affine.cuh"
 
 #define MATRIX_SCAN(NAME, DT)                                                                   \
-    extern "C" __global__ void __launch_bounds__(1)                                             \
+    extern "C" __global__ void __launch_bounds__(32)                                            \
         matrix_scan_fwd_##NAME(const void* A, const void* b, const void* h0, void* h, i64 T,    \
                                i64 N) {                                                         \
         affine_fwd<DT, 2, 1>(A, b, h0, h, T, N);                                                \
