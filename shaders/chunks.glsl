@@ -41,3 +41,31 @@ Lane lane_of_invocation() {
     l.t1 = min(l.t0 + len, pc.T);
     return l;
 }
+
+// Whether a chunk aggregate can be composed with others. Composition is
+// exact algebra but not IEEE-identical to the sequential recurrence once an
+// aggregate is infinite or NaN: it can form inf - inf where the sequential
+// order never does. Each kernel defines it.
+bool agg_ok(float p, float q);
+
+// When any chunk of this invocation's channel has an aggregate that fails
+// agg_ok, the channel falls back to one sequential pass over all of T by
+// its chunk-0 invocation (the others of the channel stop), so that NaN and
+// Inf propagate exactly as in the sequential reference. Returns whether
+// this invocation runs that pass; call after the barrier.
+bool sequential_fallback(inout Lane l) {
+    if (CHUNKS == 1u) {
+        return false;
+    }
+    bool ok = true;
+    for (uint k = 0u; k < CHUNKS; k++) {
+        ok = ok && agg_ok(sh_p[k * TILE + l.c], sh_q[k * TILE + l.c]);
+    }
+    if (ok) {
+        return false;
+    }
+    l.live = l.live && l.j == 0u;
+    l.t0 = 0u;
+    l.t1 = pc.T;
+    return true;
+}

@@ -15,6 +15,10 @@ OUT_BUFFER(4, da_)
 OUT_BUFFER(5, db_)
 OUT_BUFFER(6, dh0_)
 
+bool agg_ok(float p, float q) {
+    return !isnan(p) && !isinf(p) && !isnan(q) && !isinf(q);
+}
+
 void main() {
     Lane l = lane_of_invocation();
     uint base = l.b * pc.T * pc.N + l.d;
@@ -33,11 +37,12 @@ void main() {
         sh_q[gl_LocalInvocationID.x] = q;
         barrier();
     }
+    bool seq = sequential_fallback(l);
     if (!l.live) {
         return;
     }
     float u = 0.0;
-    if (CHUNKS > 1u) {
+    if (CHUNKS > 1u && !seq) {
         for (uint k = CHUNKS - 1u; k > l.j; k--) {
             u = sh_p[k * TILE + l.c] * u + sh_q[k * TILE + l.c];
         }

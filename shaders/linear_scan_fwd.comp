@@ -9,6 +9,10 @@ IN_BUFFER(1, b_)
 IN_BUFFER(2, h0_)
 OUT_BUFFER(3, h_)
 
+bool agg_ok(float p, float q) {
+    return !isnan(p) && !isinf(p) && !isnan(q) && !isinf(q);
+}
+
 void main() {
     Lane l = lane_of_invocation();
     uint base = l.b * pc.T * pc.N + l.d; // element (b, 0, d)
@@ -27,6 +31,7 @@ void main() {
         sh_q[gl_LocalInvocationID.x] = q;
         barrier();
     }
+    bool seq = sequential_fallback(l);
     if (!l.live) {
         return;
     }
@@ -34,7 +39,7 @@ void main() {
     if (HAS_INIT) {
         h = LD(h0_, pc.off[2] + l.b * pc.N + l.d);
     }
-    if (CHUNKS > 1u) {
+    if (CHUNKS > 1u && !seq) {
         for (uint k = 0u; k < l.j; k++) {
             h = sh_p[k * TILE + l.c] * h + sh_q[k * TILE + l.c];
         }

@@ -13,6 +13,11 @@ IN_BUFFER(0, lc_)
 IN_BUFFER(1, lv_)
 OUT_BUFFER(2, h_)
 
+// -inf is an ordinary value in log space (a zero); NaN and +inf are not.
+bool agg_ok(float s, float q) {
+    return !isnan(s) && !isnan(q) && !(isinf(s) && s > 0.0) && !(isinf(q) && q > 0.0);
+}
+
 void main() {
     Lane l = lane_of_invocation();
     uint base = l.b * pc.T * pc.N + l.d;          // (b, 0, d) of log_coeffs and h
@@ -30,11 +35,12 @@ void main() {
         sh_q[gl_LocalInvocationID.x] = q;
         barrier();
     }
+    bool seq = sequential_fallback(l);
     if (!l.live) {
         return;
     }
     float lh = LD(lv_, pc.off[1] + vbase);
-    if (CHUNKS > 1u) {
+    if (CHUNKS > 1u && !seq) {
         for (uint k = 0u; k < l.j; k++) {
             lh = logaddexp(sh_p[k * TILE + l.c] + lh, sh_q[k * TILE + l.c]);
         }

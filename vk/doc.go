@@ -74,7 +74,10 @@
 // count doubles from 1 while each chunk keeps at least 16 steps, the
 // device holds fewer than 2^18 invocations in all, and the workgroup stays
 // within 256 invocations: short T or many lanes give one chunk, long T with
-// few lanes up to 256/TILE chunks.
+// few lanes up to 256/TILE chunks. Composing chunk aggregates is not
+// IEEE-identical to the sequential recurrence once one is infinite or NaN
+// (it can form inf - inf), so a channel with such an aggregate is rescanned
+// in one sequential pass: NaN and Inf propagate as in the eager reference.
 //
 // matrix_scan, matrix_affine_scan: H_t = A_t H_{t-1} + X_t multiplies from
 // the left, so each of a block's v columns evolves on its own; one
