@@ -59,10 +59,13 @@
 //
 // One pipeline per (operation, direction, element type) module and
 // specialization (workgroup size, k, v, chunk layout), built on first use
-// and cached. Each operation is one or two dispatches between two
-// timestamps (LastKernelTime). Arithmetic is f32; 16-bit outputs are
-// rounded to nearest even at the store (NaN stays NaN). No kernel depends
-// on the subgroup size or waits on another workgroup.
+// and cached. Each operation is one or two dispatches (per slice of the
+// batch, see below) between two timestamps (LastKernelTime). Arithmetic is
+// f32; 16-bit outputs are rounded to nearest even at the store (NaN stays
+// NaN), and since two 16-bit elements share a 32-bit word that neighbouring
+// invocations may write at once, a 16-bit store is two atomics (clear the
+// half, set it). No kernel depends on the subgroup size or waits on
+// another workgroup.
 //
 // linear_scan and parallel_scan_log: a workgroup owns one lane, a batch
 // entry and a tile of TILE contiguous channels (the smallest power of two
