@@ -306,6 +306,13 @@ func (r benchReport) chart(file string) error {
 	if len(cats) == 0 {
 		cats = []string{"no forward rows"}
 	}
+	top := 0.0
+	for _, v := range vals {
+		for _, x := range v {
+			top = max(top, x)
+		}
+	}
+	p.Y.Max = max(1.25*top, 1) // room for the legend above the bars
 	p.Legend.Top = true
 	p.NominalX(cats...)
 	p.BackgroundColor = color.White
