@@ -18,7 +18,7 @@ type Machine struct {
 	Arch     string         `json:"arch"`
 	CPUs     int            `json:"cpus"`   // runtime.NumCPU
 	Date     string         `json:"date"`   // UTC, RFC 3339
-	Commit   string         `json:"commit"` // git rev-parse HEAD, or "unknown"
+	Commit   string         `json:"commit"` // git rev-parse HEAD (+ "+dirty" when tracked files differ from it), or "unknown"
 }
 
 // ThisMachine describes the running machine with the given backend
@@ -40,10 +40,14 @@ func gitCommit() string {
 	if err != nil {
 		return "unknown"
 	}
-	if c := strings.TrimSpace(string(out)); c != "" {
-		return c
+	c := strings.TrimSpace(string(out))
+	if c == "" {
+		return "unknown"
 	}
-	return "unknown"
+	if exec.Command("git", "diff", "--quiet", "HEAD").Run() != nil {
+		c += "+dirty"
+	}
+	return c
 }
 
 // Markdown renders the machine as the header of a report.
