@@ -39,9 +39,10 @@
 //	                      driver's enumeration, or a case-insensitive
 //	                      substring of its name. Unset: discrete GPU, then
 //	                      integrated, virtual, CPU (the first on ties).
-//	MINGRU_VK_VALIDATION  1 enables the Khronos validation layer with a
-//	                      debug-report callback that records every warning
-//	                      and error (this package's tests fail on any).
+//	MINGRU_VK_VALIDATION  1 enables the Khronos validation layer, with
+//	                      synchronization validation, and a debug-report
+//	                      callback that records every warning and error
+//	                      (this package's tests fail on any).
 //
 // Both are read by New.
 //

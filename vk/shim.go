@@ -22,6 +22,7 @@ typedef uint64_t H; // any Vulkan handle on a 64-bit target
 
 typedef struct { int32_t sType; const void* pNext; const char* app; uint32_t appVersion; const char* engine; uint32_t engineVersion; uint32_t apiVersion; } AppInfo;
 typedef struct { int32_t sType; const void* pNext; uint32_t flags; const AppInfo* app; uint32_t layerCount; const char* const* layers; uint32_t extCount; const char* const* exts; } InstanceInfo;
+typedef struct { int32_t sType; const void* pNext; uint32_t enabledCount; const int32_t* enabled; uint32_t disabledCount; const int32_t* disabled; } ValidationFeatures;
 typedef struct { char name[256]; uint32_t specVersion; uint32_t implVersion; char description[256]; } LayerProps;
 typedef struct { uint32_t flags; uint32_t count; uint32_t tsBits; uint32_t w, h, d; } QueueFamilyProps;
 typedef struct { int32_t sType; const void* pNext; uint32_t flags; uint32_t family; uint32_t count; const float* priorities; } QueueInfo;
@@ -78,11 +79,16 @@ static int32_t vks_create_instance(uint32_t api, int validation, H* out) {
 	if (!f) return -3;
 	AppInfo app = { ST_APP, NULL, "mingru-scans", 1, "mingru-scans", 1, api };
 	const char* layers[] = { "VK_LAYER_KHRONOS_validation" };
-	const char* exts[] = { "VK_EXT_debug_report" };
+	const char* exts[] = { "VK_EXT_debug_report", "VK_EXT_validation_features" };
+	// Synchronization validation on top of the default checks: missing
+	// barriers do not show on a serial CPU driver, but the layer sees them.
+	int32_t enables[] = { 4 }; // VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
+	ValidationFeatures vf = { 1000247000, NULL, 1, enables, 0, NULL };
 	InstanceInfo info = { ST_INSTANCE, NULL, 0, &app, 0, NULL, 0, NULL };
 	if (validation) {
+		info.pNext = &vf;
 		info.layerCount = 1; info.layers = layers;
-		info.extCount = 1; info.exts = exts;
+		info.extCount = 2; info.exts = exts;
 	}
 	return f(&info, NULL, out);
 }
