@@ -66,14 +66,13 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x, {B, T + 1, N}}
 		}
 	case scans.OpMatrixScan, scans.OpMatrixAffineScan:
-		// One block of V x C threads per (b, n), C chunks of T in the
-		// forward where affineChunkable, one chunk in the backward
-		// (affine.cuh).
+		// One block of V x C threads per (b, n), C chunks of T where
+		// affineChunkable (affine.cuh).
 		c := 1
-		if !bwd && affineChunkable(K, V) {
-			c = chunkCount(T, B*N, V, occ, func(c int) bool { return affineShared(K, V, c) <= maxShared })
+		if affineChunkable(K, V) {
+			c = chunkCount(T, B*N, V, occ, func(c int) bool { return affineShared(K, V, c, bwd) <= maxShared })
 		}
-		p.grid, p.bx, p.by, p.shared = B*N, V, c, affineShared(K, V, c)
+		p.grid, p.bx, p.by, p.shared = B*N, V, c, affineShared(K, V, c, bwd)
 		A, X := []int{B, T, N, K, K}, []int{B, T, N, K, V}
 		h0 := opt(B, N, K, V)
 		if op == scans.OpMatrixScan {

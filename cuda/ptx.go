@@ -87,11 +87,17 @@ func chunkCount(T, lanes, width int, occ occupancy, fits func(c int) bool) int {
 // transition product takes at most 64 registers.
 func affineChunkable(k, v int) bool { return k*((k+v-1)/v) <= 64 }
 
-// affineShared is the dynamic shared memory of the forward affine kernel
-// with c chunks: c * (k*k + k*v) floats.
-func affineShared(k, v, c int) int {
-	if c == 1 {
-		return 0
+// affineShared is the dynamic shared memory in bytes of the affine
+// kernels with c chunks: the chunks' aggregates, c * (k*k + k*v) floats
+// when c > 1, and for the backward the per-step buffers of dA_t,
+// c * 4 * k*v floats.
+func affineShared(k, v, c int, bwd bool) int {
+	n := 0
+	if c > 1 {
+		n = c * (k*k + k*v)
 	}
-	return c * (k*k + k*v) * 4
+	if bwd {
+		n += c * 4 * k * v
+	}
+	return 4 * n
 }

@@ -280,9 +280,17 @@ func TestChunkCount(t *testing.T) {
 		}
 	}
 	// Shared memory limits the block forwards: k=v=16 takes 2 KiB a chunk.
-	fits := func(c int) bool { return affineShared(16, 16, c) <= maxShared }
+	fits := func(c int) bool { return affineShared(16, 16, c, false) <= maxShared }
 	if got := chunkCount(100000, 1, 16, h200, fits); got != 16 {
 		t.Errorf("chunkCount(k=v=16) = %d, want 16 (32 KiB of 48)", got)
+	}
+	// The backward adds 4 KiB of step buffers a chunk: 6 KiB in all.
+	fits = func(c int) bool { return affineShared(16, 16, c, true) <= maxShared }
+	if got := chunkCount(100000, 1, 16, h200, fits); got != 8 {
+		t.Errorf("chunkCount(k=v=16, backward) = %d, want 8 (48 KiB of 48)", got)
+	}
+	if got := affineShared(2, 1, 1, true); got != 4*4*2 {
+		t.Errorf("affineShared(k=2, v=1, c=1, backward) = %d, want 32", got)
 	}
 	for k := 1; k <= 16; k *= 2 {
 		for v := 1; v <= 16; v *= 2 {

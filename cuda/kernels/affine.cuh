@@ -18,7 +18,7 @@
 // re-scans its chunk from that carry and stores. Carrying P costs
 // K * ceil(K/V) registers, so chunking is compiled in only where that is
 // at most 64 (AFFINE_CHUNKABLE); elsewhere the host always passes C = 1.
-// The backward scans T as one chunk per lane.
+// The backward chunks the same way (see affine_bwd).
 #pragma once
 #include "common.cuh"
 
@@ -151,73 +151,186 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 // The reverse scan G_t = dH_t + A_{t+1}^T G_{t+1}; dX_t = G_t;
 // dA_t = G_t H_{t-1}^T (H_{-1} = H0 or 0); dH0 = A_0^T G_0.
 //
-// Thread j walks column j of G back in time, carrying gn = A_t^T G_t (K
-// registers). dA_t sums over the V columns, so each step the threads put
-// their columns of G_t and H_{t-1} into shared memory and then share the
-// K*K sums of dA_t among themselves (thread j the elements j, j+V, ...).
-// The shared buffers alternate between even and odd steps, so one barrier
+// Thread j walks column j of G back in time, carrying g = A_t^T G_t (K
+// registers). T is cut into C = blockDim.y chunks like the forward. A
+// chunk maps the carry entering at its end, g_in, to
+// g_out = M_c g_in + Q_c with M_c = A_{t0}^T ... A_{t1-1}^T; pass 1 builds
+// Q_c (from g_in = 0) and the columns j, j+V, ... of M_c (from the
+// identity, M <- A_t^T M going back in time), the chunks fold those after
+// them, and pass 2 re-walks the chunk from its carry and stores.
+//
+// dA_t sums over the V columns, so at each step the V threads of a chunk
+// put their columns of G_t and H_{t-1} into shared memory and then share
+// the K*K sums of dA_t among themselves (thread j the elements j, j+V,
+// ...). The buffers alternate between even and odd steps, so one barrier
 // per step suffices: a buffer is rewritten two steps later, after every
 // thread has passed the barrier of the step in between, which it reaches
-// only when done reading.
+// only when done reading. Every chunk runs ceil(T/C) steps so that all
+// threads meet the same barriers; steps past a short chunk's end do
+// nothing but wait.
+//
+// Dynamic shared memory, in floats: C*(K*K + K*V) for the aggregates when
+// C > 1, then the step buffers, C * 2 * 2 * K*V.
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const void* __restrict__ H0,
                                            const void* __restrict__ H, const void* __restrict__ dH,
                                            void* __restrict__ dA, void* __restrict__ dX,
                                            void* __restrict__ dH0, i64 T, i64 N) {
-    __shared__ float sG[2][K * V];  // G_t, row-major (K,V)
-    __shared__ float sP[2][K * V];  // H_{t-1}
+    constexpr int PC = (K + V - 1) / V;
+    DYNAMIC_SHARED(smem);
     const int j = threadIdx.x;
+    const int c = threadIdx.y, C = blockDim.y;
     const i64 lane = blockIdx.x;
     const i64 b = lane / N, n = lane % N;
-    float gn[K];
+    const i64 L = (T + C - 1) / C;
+    const i64 t0 = (i64)c * L < T ? (i64)c * L : T;
+    const i64 t1 = t0 + L < T ? t0 + L : T;
+    float g[K];
 #pragma unroll
     for (int i = 0; i < K; i++) {
-        gn[i] = 0.0f;
+        g[i] = 0.0f;
     }
-    i64 blk = b * T * N + (T - 1) * N + n;
-    for (i64 t = T - 1; t >= 0; t--, blk -= N) {
-        const int buf = (int)(t & 1);
-        const i64 a0 = blk * (K * K);
-        const i64 x0 = blk * (K * V) + j;
-        float G[K];
+    float* step = smem;
+    if (AFFINE_CHUNKABLE(K, V) && C > 1) {
+        float* M = smem;              // M[c][r*K + col]
+        float* Q = smem + C * K * K;  // Q[c][r*V + j]
+        step = Q + C * K * V;
+        float mcol[PC][K];
 #pragma unroll
-        for (int i = 0; i < K; i++) {
-            G[i] = ld<DT>(dH, x0 + i * V) + gn[i];
-            st<DT>(dX, x0 + i * V, G[i]);
-            float p = 0.0f;
-            if (t > 0) {
-                p = ld<DT>(H, x0 - N * (K * V) + i * V);
-            } else if (H0 != nullptr) {
-                p = ld<DT>(H0, lane * (K * V) + i * V + j);
-            }
-            sG[buf][i * V + j] = G[i];
-            sP[buf][i * V + j] = p;
-        }
-        // The carry into step t-1: gn = A_t^T G_t.
-#pragma unroll
-        for (int c = 0; c < K; c++) {
-            float s = 0.0f;
+        for (int m = 0; m < PC; m++) {
 #pragma unroll
             for (int i = 0; i < K; i++) {
-                s = fmaf(ld<DT>(A, a0 + i * K + c), G[i], s);
+                mcol[m][i] = (j + m * V == i) ? 1.0f : 0.0f;
             }
-            gn[c] = s;
         }
-        __syncthreads();
-        for (int e = j; e < K * K; e += V) {
-            const int r = e / K, c = e % K;
-            float s = 0.0f;
+        i64 blk = b * T * N + (t1 - 1) * N + n;
+        for (i64 t = t1 - 1; t >= t0; t--, blk -= N) {
+            const i64 a0 = blk * (K * K);
+            const i64 x0 = blk * (K * V) + j;
+            float G[K];
 #pragma unroll
-            for (int q = 0; q < V; q++) {
-                s = fmaf(sG[buf][r * V + q], sP[buf][c * V + q], s);
+            for (int i = 0; i < K; i++) {
+                G[i] = ld<DT>(dH, x0 + i * V) + g[i];
             }
-            st<DT>(dA, a0 + e, s);
+            float ng[K];
+            float nm[PC][K];
+#pragma unroll
+            for (int l = 0; l < K; l++) {
+                float s = 0.0f;
+                float r[PC];
+#pragma unroll
+                for (int m = 0; m < PC; m++) {
+                    r[m] = 0.0f;
+                }
+#pragma unroll
+                for (int i = 0; i < K; i++) {
+                    const float a = ld<DT>(A, a0 + i * K + l);
+                    s = fmaf(a, G[i], s);
+#pragma unroll
+                    for (int m = 0; m < PC; m++) {
+                        r[m] = fmaf(a, mcol[m][i], r[m]);
+                    }
+                }
+                ng[l] = s;
+#pragma unroll
+                for (int m = 0; m < PC; m++) {
+                    nm[m][l] = r[m];
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                g[i] = ng[i];
+#pragma unroll
+                for (int m = 0; m < PC; m++) {
+                    mcol[m][i] = nm[m][i];
+                }
+            }
         }
-    }
-    if (dH0 != nullptr) {
 #pragma unroll
         for (int i = 0; i < K; i++) {
-            st<DT>(dH0, lane * (K * V) + i * V + j, gn[i]);
+            Q[c * (K * V) + i * V + j] = g[i];
+#pragma unroll
+            for (int m = 0; m < PC; m++) {
+                if (j + m * V < K) {
+                    M[c * (K * K) + i * K + j + m * V] = mcol[m][i];
+                }
+            }
+        }
+        __syncthreads();
+        // The carry entering this chunk's end: fold the chunks after it.
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            g[i] = 0.0f;
+        }
+        for (int ci = C - 1; ci > c; ci--) {
+            float ng[K];
+#pragma unroll
+            for (int r = 0; r < K; r++) {
+                float s = Q[ci * (K * V) + r * V + j];
+#pragma unroll
+                for (int l = 0; l < K; l++) {
+                    s = fmaf(M[ci * (K * K) + r * K + l], g[l], s);
+                }
+                ng[r] = s;
+            }
+#pragma unroll
+            for (int r = 0; r < K; r++) {
+                g[r] = ng[r];
+            }
+        }
+    }
+    float* sG = step + c * (4 * K * V);  // [2][K*V]: G_t, row-major (K,V)
+    float* sP = sG + 2 * K * V;          // [2][K*V]: H_{t-1}
+    for (i64 s = 0; s < L; s++) {
+        const i64 t = t1 - 1 - s;
+        const bool on = t >= t0;
+        const int buf = (int)(s & 1);
+        const i64 blk = b * T * N + t * N + n;
+        const i64 a0 = blk * (K * K);
+        if (on) {
+            const i64 x0 = blk * (K * V) + j;
+            float G[K];
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                G[i] = ld<DT>(dH, x0 + i * V) + g[i];
+                st<DT>(dX, x0 + i * V, G[i]);
+                float p = 0.0f;
+                if (t > 0) {
+                    p = ld<DT>(H, x0 - N * (K * V) + i * V);
+                } else if (H0 != nullptr) {
+                    p = ld<DT>(H0, lane * (K * V) + i * V + j);
+                }
+                sG[buf * (K * V) + i * V + j] = G[i];
+                sP[buf * (K * V) + i * V + j] = p;
+            }
+            // The carry into step t-1: g = A_t^T G_t.
+#pragma unroll
+            for (int l = 0; l < K; l++) {
+                float acc = 0.0f;
+#pragma unroll
+                for (int i = 0; i < K; i++) {
+                    acc = fmaf(ld<DT>(A, a0 + i * K + l), G[i], acc);
+                }
+                g[l] = acc;
+            }
+        }
+        __syncthreads();
+        if (on) {
+            for (int e = j; e < K * K; e += V) {
+                const int r = e / K, col = e % K;
+                float acc = 0.0f;
+#pragma unroll
+                for (int q = 0; q < V; q++) {
+                    acc = fmaf(sG[buf * (K * V) + r * V + q], sP[buf * (K * V) + col * V + q], acc);
+                }
+                st<DT>(dA, a0 + e, acc);
+            }
+        }
+    }
+    if (c == 0 && dH0 != nullptr) {
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            st<DT>(dH0, lane * (K * V) + i * V + j, g[i]);
         }
     }
 }
