@@ -2,24 +2,52 @@
 //
 // H_t = A_t H_{t-1} + X_t multiplies from the left, so the v columns of a
 // kxv block evolve independently: invocation (lane, c) keeps column c of
-// its lane's state (k floats) in registers and walks all T steps; no
-// shared memory, no barriers. A lane is (b, n); a workgroup of WG
-// invocations holds WG/V whole lanes (V divides WG). T is scanned in one
-// chunk per lane: the blocks already give B*N*V independent invocations.
+// its lane's state (k floats) in registers. A lane is (b, n).
+//
+// T is cut into CHUNKS chunks. A workgroup holds LPW whole lanes times
+// CHUNKS chunks: invocation id = (j*LPW + lane_local)*V + c, so WG =
+// LPW*V*CHUNKS and each chunk's invocations are contiguous. With
+// CHUNKS = 1 an invocation walks all T steps; no shared memory, no
+// barriers. With CHUNKS > 1, pass 1 computes each chunk's aggregate map
+// h -> P h + S[:,c] from a zero carry (S by the column's invocation, the
+// kxk product P by the lane's invocations, column m of P by invocation
+// m mod V), the aggregates meet in shared memory after one barrier, and
+// each invocation folds the aggregates of earlier chunks into its carry-in
+// and rescans its chunk. Pass 1 costs about 1 + ceil(k/v) times a plain
+// step, so the host chunks only where that factor is small.
+
+layout(constant_id = 3) const uint CHUNKS = 1;
+
+const uint LPW = WG / (V * CHUNKS);        // lanes per workgroup
+const uint NP = (K + V - 1u) / V;          // columns of P per invocation
+const uint CHUNKED = 1u - 1u / CHUNKS;     // 0 when CHUNKS == 1, else 1
+
+// Aggregates: P per (chunk, lane) as kxk row-major, S per invocation.
+// Sized 1 when unchunked so that unchunked kernels need no shared memory.
+shared float sh_P[CHUNKED * (WG / V) * K * K + 1u];
+shared float sh_S[CHUNKED * WG * K + 1u];
 
 struct Col {
     bool live;
     uint b, n, c;
+    uint j;       // chunk
+    uint local;   // lane within the workgroup
+    uint t0, t1;  // steps [t0, t1) of the chunk
 };
 
 Col column_of_invocation() {
     Col r;
-    uint gid = workgroup_index() * WG + gl_LocalInvocationID.x;
-    uint lane = gid / V;
-    r.c = gid - lane * V;
+    uint lid = gl_LocalInvocationID.x;
+    r.c = lid % V;
+    r.local = (lid / V) % LPW;
+    r.j = lid / (V * LPW);
+    uint lane = workgroup_index() * LPW + r.local;
     r.b = lane / pc.N;
     r.n = lane - r.b * pc.N;
     r.live = r.b < pc.B;
+    uint len = (pc.T + CHUNKS - 1u) / CHUNKS;
+    r.t0 = min(r.j * len, pc.T);
+    r.t1 = min(r.t0 + len, pc.T);
     return r;
 }
 
@@ -27,3 +55,27 @@ Col column_of_invocation() {
 uint a_index(Col r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * K * K; }
 uint x_index(Col r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * K * V; }
 uint init_index(Col r) { return (r.b * pc.N + r.n) * K * V; }
+
+// Shared-memory offsets of chunk k's aggregates for this invocation's lane
+// and column.
+uint p_slot(Col r, uint k) { return (k * LPW + r.local) * K * K; }
+uint s_slot(Col r, uint k) { return ((k * LPW + r.local) * V + r.c) * K; }
+
+// Whether every aggregate of the lane is finite. Composing aggregates is
+// not IEEE-identical to the sequential recurrence once one is infinite or
+// NaN (it can form inf - inf), so such a lane falls back to one sequential
+// pass by its chunk-0 invocations. Call after the barrier.
+bool aggregates_finite(Col r) {
+    bool ok = true;
+    for (uint k = 0u; k < CHUNKS; k++) {
+        for (uint e = 0u; e < K * K; e++) {
+            float x = sh_P[p_slot(r, k) + e];
+            ok = ok && !isnan(x) && !isinf(x);
+        }
+        for (uint e = 0u; e < K; e++) {
+            float x = sh_S[s_slot(r, k) + e];
+            ok = ok && !isnan(x) && !isinf(x);
+        }
+    }
+    return ok;
+}

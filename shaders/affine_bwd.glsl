@@ -22,16 +22,91 @@ layout(std430, set = 0, binding = 7) buffer BufG32 { float G32_[]; };
 
 void scan_columns() {
     Col r = column_of_invocation();
-    if (!r.live) {
-        return;
-    }
     float u[K];  // A_{t+1}^T G_{t+1}, column c
     float g[K];
     float hp[K];
+    bool seq = false;
+    if (CHUNKS > 1u) {
+        // Pass 1, right to left: u_out = Q u_in + R with R from u_in = 0
+        // (this column) and Q = A_s^T ... A_{e-1}^T (owned columns).
+        float q[NP * K];
+        for (uint w = 0u; w < NP; w++) {
+            for (uint i = 0u; i < K; i++) {
+                q[w * K + i] = (i == r.c + w * V) ? 1.0 : 0.0;
+            }
+        }
+        for (uint i = 0u; i < K; i++) {
+            u[i] = 0.0;
+        }
+        if (r.live) {
+            for (uint tt = r.t1; tt > r.t0; tt--) {
+                uint t = tt - 1u;
+                uint ai = pc.off[0] + a_index(r, t);
+                uint xi = x_index(r, t) + r.c;
+                for (uint i = 0u; i < K; i++) {
+                    g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
+                }
+                for (uint m = 0u; m < K; m++) {
+                    float acc = 0.0;
+                    for (uint i = 0u; i < K; i++) {
+                        acc += LD(A_, ai + i * K + m) * g[i];
+                    }
+                    u[m] = acc;
+                }
+                for (uint w = 0u; w < NP; w++) {
+                    for (uint m = 0u; m < K; m++) {
+                        float acc = 0.0;
+                        for (uint i = 0u; i < K; i++) {
+                            acc += LD(A_, ai + i * K + m) * q[w * K + i];
+                        }
+                        g[m] = acc;
+                    }
+                    for (uint m = 0u; m < K; m++) {
+                        q[w * K + m] = g[m];
+                    }
+                }
+            }
+        }
+        for (uint i = 0u; i < K; i++) {
+            sh_S[s_slot(r, r.j) + i] = u[i];
+        }
+        for (uint w = 0u; w < NP; w++) {
+            uint m = r.c + w * V;
+            if (m < K) {
+                for (uint i = 0u; i < K; i++) {
+                    sh_P[p_slot(r, r.j) + i * K + m] = q[w * K + i];
+                }
+            }
+        }
+        barrier();
+        if (!aggregates_finite(r)) {
+            seq = true;
+            r.live = r.live && r.j == 0u;
+            r.t0 = 0u;
+            r.t1 = pc.T;
+        }
+    }
+    if (!r.live) {
+        return;
+    }
     for (uint i = 0u; i < K; i++) {
         u[i] = 0.0;
     }
-    for (uint tt = pc.T; tt > 0u; tt--) {
+    if (CHUNKS > 1u && !seq) {
+        for (uint k = CHUNKS - 1u; k > r.j; k--) {
+            for (uint i = 0u; i < K; i++) {
+                float acc = sh_S[s_slot(r, k) + i];
+                for (uint m = 0u; m < K; m++) {
+                    acc += sh_P[p_slot(r, k) + i * K + m] * u[m];
+                }
+                g[i] = acc;
+            }
+            for (uint i = 0u; i < K; i++) {
+                u[i] = g[i];
+            }
+        }
+    }
+    for (uint tt = r.t1; tt > r.t0; tt--) {
         uint t = tt - 1u;
         uint ai = pc.off[0] + a_index(r, t);
         uint xi = x_index(r, t) + r.c;
@@ -67,7 +142,7 @@ void scan_columns() {
             u[m] = acc;
         }
     }
-    if (HAS_INIT) {
+    if (r.j == 0u && HAS_INIT) {
         for (uint i = 0u; i < K; i++) {
             ST(dH0_, pc.off[6] + init_index(r) + i * V + r.c, u[i]);
         }

@@ -8,15 +8,88 @@ OUT_BUFFER(3, H_)
 
 void main() {
     Col r = column_of_invocation();
+    float h[K];
+    float hn[K];
+    bool seq = false;
+    if (CHUNKS > 1u) {
+        // Pass 1: S (this column) and the owned columns of P over the chunk.
+        float p[NP * K];
+        for (uint q = 0u; q < NP; q++) {
+            for (uint i = 0u; i < K; i++) {
+                p[q * K + i] = (i == r.c + q * V) ? 1.0 : 0.0;
+            }
+        }
+        for (uint i = 0u; i < K; i++) {
+            h[i] = 0.0;
+        }
+        if (r.live) {
+            for (uint t = r.t0; t < r.t1; t++) {
+                uint ai = pc.off[0] + a_index(r, t);
+                uint xi = x_index(r, t) + r.c;
+                for (uint i = 0u; i < K; i++) {
+                    float acc = LD(X_, pc.off[1] + xi + i * V);
+                    for (uint m = 0u; m < K; m++) {
+                        acc += LD(A_, ai + i * K + m) * h[m];
+                    }
+                    hn[i] = acc;
+                }
+                for (uint i = 0u; i < K; i++) {
+                    h[i] = hn[i];
+                }
+                for (uint q = 0u; q < NP; q++) {
+                    for (uint i = 0u; i < K; i++) {
+                        float acc = 0.0;
+                        for (uint m = 0u; m < K; m++) {
+                            acc += LD(A_, ai + i * K + m) * p[q * K + m];
+                        }
+                        hn[i] = acc;
+                    }
+                    for (uint i = 0u; i < K; i++) {
+                        p[q * K + i] = hn[i];
+                    }
+                }
+            }
+        }
+        for (uint i = 0u; i < K; i++) {
+            sh_S[s_slot(r, r.j) + i] = h[i];
+        }
+        for (uint q = 0u; q < NP; q++) {
+            uint m = r.c + q * V;
+            if (m < K) {
+                for (uint i = 0u; i < K; i++) {
+                    sh_P[p_slot(r, r.j) + i * K + m] = p[q * K + i];
+                }
+            }
+        }
+        barrier();
+        if (!aggregates_finite(r)) {
+            seq = true;
+            r.live = r.live && r.j == 0u;
+            r.t0 = 0u;
+            r.t1 = pc.T;
+        }
+    }
     if (!r.live) {
         return;
     }
-    float h[K];
-    float hn[K];
     for (uint i = 0u; i < K; i++) {
         h[i] = HAS_INIT ? LD(H0_, pc.off[2] + init_index(r) + i * V + r.c) : 0.0;
     }
-    for (uint t = 0u; t < pc.T; t++) {
+    if (CHUNKS > 1u && !seq) {
+        for (uint k = 0u; k < r.j; k++) {
+            for (uint i = 0u; i < K; i++) {
+                float acc = sh_S[s_slot(r, k) + i];
+                for (uint m = 0u; m < K; m++) {
+                    acc += sh_P[p_slot(r, k) + i * K + m] * h[m];
+                }
+                hn[i] = acc;
+            }
+            for (uint i = 0u; i < K; i++) {
+                h[i] = hn[i];
+            }
+        }
+    }
+    for (uint t = r.t0; t < r.t1; t++) {
         uint ai = pc.off[0] + a_index(r, t);
         uint xi = x_index(r, t) + r.c;
         for (uint i = 0u; i < K; i++) {

@@ -51,9 +51,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                 "b12a7b944a68adafdc9d5d25c74d37f66f88c45eb940d746b151e6204621f5c7",
-	"affine_bwd.glsl":             "bf99c107727c3108dbe7a2f3828d0468811f6d8410d48c70cad6622f5779e4f1",
-	"affine_fwd.glsl":             "ac3b188750206926d3cefcc8732298cab157c933b26aacfae4c07c90d06b833c",
+	"affine.glsl":                 "6fe7f3c29dc080115a859dea185e46ee5d1e5eb288f7b0f899a13058ed2870b2",
+	"affine_bwd.glsl":             "2b8fe98756cb755ea811ff69fec8ac9cdb19f1dd0a862648d7e5064efe83117f",
+	"affine_fwd.glsl":             "b2a5d76afef249d0b9e67277fa0fa65ca714088f87ceeb6c496b51eab87d67cf",
 	"chunks.glsl":                 "770989b0d1bdd227e844730fcd90eb0c77e0bea9a14a0251da22e67bb3710448",
 	"common.glsl":                 "de1df3df578e7634e1988389ed99acd2414c6dcf9f485ac97038dc434ff89383",
 	"empty.comp":                  "5b02b55551db6fd9f9061d4d3410eae8857acc399bcff2dff91a5ec1e071e810",

@@ -85,12 +85,18 @@
 //
 // matrix_scan, matrix_affine_scan: H_t = A_t H_{t-1} + X_t multiplies from
 // the left, so each of a block's v columns evolves on its own; one
-// invocation keeps one column (k floats) in registers and walks T in a
-// single chunk (B*N*v invocations run in parallel; chunking T for the block
-// ops is not implemented). The backward is one reverse scan per column;
-// for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a second dispatch
-// computes it from G read back in f32. givens_scan: one invocation per
-// block, the rotations recomputed in registers, never divided by sigma.
+// invocation keeps one column (k floats) in registers. T is chunked as
+// above when ceil(k/v) <= 4 (pass 1 also builds each chunk's kxk transition
+// product, column by column across the lane's invocations, which costs
+// about 1 + ceil(k/v) plain steps), with the same doubling rule plus a
+// shared-memory budget of 16 KiB; otherwise, and for short T or many lanes,
+// an invocation walks all of T. The backward is the same reverse scan per
+// column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a second
+// dispatch computes it from G read back in f32.
+//
+// givens_scan: one invocation per block walks all of T (one chunk: its
+// chunk aggregate would be a dense kxk product, k^3 work per step), the
+// rotations recomputed in registers, never divided by sigma.
 //
 // Tensors larger than maxStorageBufferRange are processed in slices of the
 // batch: each slice binds ranges starting at aligned offsets and passes the

@@ -281,12 +281,16 @@ func (b *Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tens
 func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	d := c.dims
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
-	k.spec[specWG] = blockWG
+	wg, chunks := blockWG, 1
+	if phase == 0 && c.op != scans.OpGivensScan {
+		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	}
+	k.spec[specWG] = uint32(wg)
 	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
-	k.spec[specChunks], k.spec[specTile] = 1, 1
+	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
 	k.spec[specPhase] = phase
 	if phase == 0 {
-		k.invPerBatch = int64(d.N) * int64(d.V)
+		k.invPerBatch = int64(d.N) * int64(d.V) * int64(chunks)
 	} else {
 		k.invPerBatch = int64(d.T) * int64(d.N) * int64(d.K) * int64(d.K)
 	}

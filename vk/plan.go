@@ -93,6 +93,52 @@ func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
 	return tile, chunks
 }
 
+// The block layout (matrix_scan, matrix_affine_scan). Without chunks a
+// workgroup of blockWG invocations holds blockWG/V lanes, one invocation
+// per column. Chunking T costs pass 1 about 1 + ceil(k/v) plain steps (the
+// kxk product of the chunk's transitions is built column by column), so
+// only shapes with ceil(k/v) <= maxBlockCost are chunked. The chunk count
+// doubles from 1 while each chunk keeps at least minChunkSteps steps, the
+// device is not yet full (lanes*V*chunks < targetInvocations), the
+// workgroup (LPW*V*chunks, LPW = max(1, 32/(V*chunks)) lanes) stays within
+// maxElementwiseWG and the device's limit, and the aggregates fit in
+// shared memory.
+const maxBlockCost = 4
+
+func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
+	if (K+V-1)/V > maxBlockCost {
+		return blockWG, 1
+	}
+	lanes := int64(B) * int64(N)
+	limit := maxElementwiseWG
+	if maxWG < limit {
+		limit = maxWG
+	}
+	layout := func(c int) (wg, shared int) {
+		lpw := 32 / (V * c)
+		if lpw < 1 {
+			lpw = 1
+		}
+		wg = lpw * V * c
+		return wg, 4 * (lpw*c*K*K + 1 + wg*K + 1) // the shader's sh_P and sh_S
+	}
+	chunks = 1
+	for {
+		c := 2 * chunks
+		w, sh := layout(c)
+		if w > limit || sh > maxShared || int64(T) < int64(2*c*minChunkSteps) ||
+			lanes*int64(V*chunks) >= targetInvocations {
+			break
+		}
+		chunks = c
+	}
+	if chunks == 1 {
+		return blockWG, 1
+	}
+	wg, _ = layout(chunks)
+	return wg, chunks
+}
+
 func moduleName(op scans.Op, dir scans.Direction, dt scans.DType) string {
 	d := "fwd"
 	if dir == scans.Backward {

@@ -35,6 +35,37 @@ func TestElementwiseLayout(t *testing.T) {
 	}
 }
 
+func TestBlockLayout(t *testing.T) {
+	for _, c := range []struct {
+		B, T, N, K, V int
+		wg, chunks    int
+	}{
+		{3, 1000, 5, 2, 1, 32, 16},    // matrix_scan: 2 lanes per workgroup
+		{3, 63, 5, 2, 1, 64, 1},       // too short to chunk
+		{3, 64, 5, 2, 1, 32, 2},       //
+		{3, 1000, 5, 16, 1, 64, 1},    // ceil(16/1) = 16: pass 1 too costly
+		{3, 1000, 5, 16, 16, 64, 4},   // shared memory: 8 chunks of a 16x16 P plus S would exceed 16 KiB
+		{3, 1000, 5, 8, 8, 128, 16},   //
+		{32, 4096, 512, 2, 1, 32, 16}, // large matrix_scan
+		{128, 64, 32, 2, 1, 32, 2},    // lab matrix_scan
+		{1 << 14, 1000, 16, 2, 1, 64, 1},
+	} {
+		wg, chunks := blockLayout(c.B, c.T, c.N, c.K, c.V, 1024, 16<<10)
+		if wg != c.wg || chunks != c.chunks {
+			t.Errorf("%+v: wg %d chunks %d", c, wg, chunks)
+		}
+		if chunks > 1 {
+			lpw := wg / (c.V * chunks)
+			if lpw < 1 || lpw*c.V*chunks != wg {
+				t.Errorf("%+v: workgroup %d is not whole lanes times chunks", c, wg)
+			}
+			if sh := 4 * (lpw*chunks*c.K*c.K + 1 + wg*c.K + 1); sh > 16<<10 {
+				t.Errorf("%+v: %d bytes of shared memory", c, sh)
+			}
+		}
+	}
+}
+
 func TestSupportsEnvelope(t *testing.T) {
 	d := func(K, V int) scans.Dims { return scans.Dims{B: 2, T: 5, N: 3, K: K, V: V} }
 	var fb *scans.ScanFallback

@@ -91,6 +91,7 @@ type device struct {
 	align         int64
 	maxGroups     [3]uint32
 	maxWG         int
+	maxShared     int
 	tsPeriod      float64
 	tsMask        uint64
 	hasTimestamps bool
@@ -315,6 +316,10 @@ func (d *device) choose(want string) error {
 	if inv := int(lim.MaxComputeWorkGroupInvocations); inv < d.maxWG {
 		d.maxWG = inv
 	}
+	d.maxShared = int(lim.MaxComputeSharedMemorySize)
+	if d.maxShared > 16<<10 {
+		d.maxShared = 16 << 10 // leave room for several workgroups per core
+	}
 	d.tsPeriod = float64(lim.TimestampPeriod)
 	fam, _ := computeFamily(d.instance, d.phys)
 	d.qfam = fam.index
@@ -423,6 +428,8 @@ func (d *device) destroy() {
 }
 
 func (d *device) maxWorkgroup() int { return d.maxWG }
+
+func (d *device) maxSharedMemory() int { return d.maxShared }
 
 // memoryType finds a memory type allowed by bits with all of want.
 func (d *device) memoryType(bits uint32, want vk.MemoryPropertyFlags) (uint32, bool) {

@@ -17,6 +17,7 @@ type buffer struct{ size int64 }
 type device struct{ name, driver string }
 
 func openDevice(config) (*device, error)                               { return nil, errNoCgo }
+func (*device) maxSharedMemory() int                                   { return 0 }
 func (*device) maxWorkgroup() int                                      { return 0 }
 func (*device) alloc(int64) (*buffer, error)                           { return nil, errNoCgo }
 func (*device) free(*buffer)                                           {}
