@@ -84,8 +84,13 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.ins, p.outs = []int{0, 2, 3, 4}, [][]int{A, X, h0}
 		}
 	case scans.OpGivensScan:
-		// One thread per (b, n) (givens_scan.cu).
-		p.grid, p.bx, p.by = B*N, 1, 1
+		// One block of C threads per (b, n), one per chunk of T where
+		// givensChunkable (givens_scan.cu).
+		c := 1
+		if givensChunkable(K) {
+			c = chunkCount(T, B*N, 1, occ, func(c int) bool { return givensShared(K, c) <= maxShared })
+		}
+		p.grid, p.bx, p.by, p.shared = B*N, 1, c, givensShared(K, c)
 		x := []int{B, T, N, K}
 		if !bwd { // (theta, sigma, x, h0) -> h
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x}

@@ -87,6 +87,20 @@ func chunkCount(T, lanes, width int, occ occupancy, fits func(c int) bool) int {
 // transition product takes at most 64 registers.
 func affineChunkable(k, v int) bool { return k*((k+v-1)/v) <= 64 }
 
+// givensChunkable mirrors kernels/givens_scan.cu's GIVENS_CHUNKABLE: the
+// Givens scan chunks T only where the chunk's transition product (k*k
+// registers) fits.
+func givensChunkable(k int) bool { return k*k <= 64 }
+
+// givensShared is the dynamic shared memory in bytes of the Givens
+// kernels with c chunks: c * (k*k + k) floats when c > 1.
+func givensShared(k, c int) int {
+	if c == 1 {
+		return 0
+	}
+	return 4 * c * (k*k + k)
+}
+
 // affineShared is the dynamic shared memory in bytes of the affine
 // kernels with c chunks: the chunks' aggregates, c * (k*k + k*v) floats
 // when c > 1, and for the backward the per-step buffers of dA_t,

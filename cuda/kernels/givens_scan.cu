@@ -5,54 +5,205 @@
 // K/2-1 rotate (1,2), (3,4), ...; rotating (i,j) by th gives
 // x_i' = cos(th) x_i - sin(th) x_j, x_j' = sin(th) x_i + cos(th) x_j.
 //
-// A lane is one block (b, n), one thread holding the K channels in
-// registers, T scanned as one chunk. Exported as
+// A lane is one block (b, n): C = blockDim.y threads, one per chunk of T
+// (threadIdx.y), each holding the K channels in registers. With C > 1 a
+// chunk first scans from a zero state (its offset Q_c) and carries its
+// transition product P_c as K columns of K registers, applying each step
+// to every column; the aggregates meet in shared memory (C * (K*K + K)
+// floats, dynamic), each chunk folds those before it (after it, for the
+// backward) and re-scans its chunk from that carry. Carrying P_c takes K*K
+// registers, so chunking is compiled in for K <= 8 only
+// (GIVENS_CHUNKABLE); for K = 16 the host always passes C = 1. Exported as
 // givens_scan_{fwd,bwd}_{f32,f16,bf16}_k<K>.
 #include "common.cuh"
 
-// rotate applies the rotation of the pair (I, I+1) with cosine c and sine s.
+#define GIVENS_CHUNKABLE(K) ((K) * (K) <= 64)
+
+// Step holds one step's transition A_t = diag(sigma_t) R(theta_t): the
+// cosines and sines of both layers and sigma.
 template <int K>
-__device__ __forceinline__ void rotate(float (&y)[K], int i, float c, float s) {
-    float yi = y[i], yj = y[i + 1];
-    y[i] = c * yi - s * yj;
-    y[i + 1] = s * yi + c * yj;
+struct Step {
+    static constexpr int F = K / 2;               // angles of the first layer
+    static constexpr int S = F > 1 ? F - 1 : 1;  // of the second (at least 1 slot)
+    float c1[F], s1[F], c2[S], s2[S], sg[K];
+
+    template <int DT>
+    __device__ __forceinline__ void load(const void* __restrict__ theta, const void* __restrict__ sigma,
+                                         i64 blk) {
+#pragma unroll
+        for (int p = 0; p < F; p++) {
+            sincosf(ld<DT>(theta, blk * (K - 1) + p), &s1[p], &c1[p]);
+        }
+#pragma unroll
+        for (int q = 0; q < F - 1; q++) {
+            sincosf(ld<DT>(theta, blk * (K - 1) + F + q), &s2[q], &c2[q]);
+        }
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            sg[i] = ld<DT>(sigma, blk * K + i);
+        }
+    }
+
+    // rotate1 and rotate2 apply the first and the second layer to y.
+    __device__ __forceinline__ void rotate1(float (&y)[K]) const {
+#pragma unroll
+        for (int p = 0; p < F; p++) {
+            const float yi = y[2 * p], yj = y[2 * p + 1];
+            y[2 * p] = c1[p] * yi - s1[p] * yj;
+            y[2 * p + 1] = s1[p] * yi + c1[p] * yj;
+        }
+    }
+    __device__ __forceinline__ void rotate2(float (&y)[K]) const {
+#pragma unroll
+        for (int q = 0; q < F - 1; q++) {
+            const float yi = y[2 * q + 1], yj = y[2 * q + 2];
+            y[2 * q + 1] = c2[q] * yi - s2[q] * yj;
+            y[2 * q + 2] = s2[q] * yi + c2[q] * yj;
+        }
+    }
+
+    // apply sets y = sigma * R y (no offset).
+    __device__ __forceinline__ void apply(float (&y)[K]) const {
+        rotate1(y);
+        rotate2(y);
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            y[i] = sg[i] * y[i];
+        }
+    }
+
+    // applyT sets g = A^T g = R^T (sigma * g): the transposed rotations of
+    // the second layer, then of the first.
+    __device__ __forceinline__ void applyT(float (&g)[K]) const {
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            g[i] = sg[i] * g[i];
+        }
+#pragma unroll
+        for (int q = F - 2; q >= 0; q--) {
+            const int i = 2 * q + 1;
+            const float gi = g[i], gj = g[i + 1];
+            g[i] = c2[q] * gi + s2[q] * gj;
+            g[i + 1] = -s2[q] * gi + c2[q] * gj;
+        }
+#pragma unroll
+        for (int p = F - 1; p >= 0; p--) {
+            const int i = 2 * p;
+            const float gi = g[i], gj = g[i + 1];
+            g[i] = c1[p] * gi + s1[p] * gj;
+            g[i + 1] = -s1[p] * gi + c1[p] * gj;
+        }
+    }
+};
+
+// Chunk is the part [t0, t1) of T that thread threadIdx.y scans.
+struct Chunk {
+    int c, C;
+    i64 t0, t1;
+};
+
+__device__ __forceinline__ Chunk chunk_of(i64 T) {
+    Chunk k;
+    k.c = threadIdx.y;
+    k.C = blockDim.y;
+    const i64 L = (T + k.C - 1) / k.C;
+    k.t0 = (i64)k.c * L < T ? (i64)k.c * L : T;
+    k.t1 = k.t0 + L < T ? k.t0 + L : T;
+    return k;
+}
+
+// fold applies the aggregates of the chunks from..to (step +1 or -1,
+// exclusive of to) to y: y = P_ci y + Q_ci, with P (K,K) row-major and Q
+// (K) per chunk in shared memory.
+template <int K>
+__device__ __forceinline__ void fold(float (&y)[K], const float* P, const float* Q, int from, int to,
+                                     int step) {
+    for (int ci = from; ci != to; ci += step) {
+        float ny[K];
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            float s = Q[ci * K + r];
+#pragma unroll
+            for (int l = 0; l < K; l++) {
+                s = fmaf(P[ci * (K * K) + r * K + l], y[l], s);
+            }
+            ny[r] = s;
+        }
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            y[r] = ny[r];
+        }
+    }
+}
+
+// publish writes a chunk's aggregate (columns pc of P, and q) to shared
+// memory and waits for every chunk's.
+template <int K>
+__device__ __forceinline__ void publish(float* P, float* Q, int c, const float (&pc)[K][K], const float (&q)[K]) {
+#pragma unroll
+    for (int r = 0; r < K; r++) {
+        Q[c * K + r] = q[r];
+#pragma unroll
+        for (int col = 0; col < K; col++) {
+            P[c * (K * K) + r * K + col] = pc[col][r];
+        }
+    }
+    __syncthreads();
 }
 
 template <int DT, int K>
 __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ x, const void* __restrict__ h0,
                                            void* __restrict__ h, i64 T, i64 N) {
-    constexpr int F = K / 2;  // angles of the first layer
     const i64 lane = blockIdx.x;
     const i64 b = lane / N, n = lane % N;
+    const Chunk ch = chunk_of(T);
     float y[K];
 #pragma unroll
     for (int i = 0; i < K; i++) {
         y[i] = h0 != nullptr ? ld<DT>(h0, lane * K + i) : 0.0f;
     }
-    i64 blk = b * T * N + n;
+    if (GIVENS_CHUNKABLE(K) && ch.C > 1) {
+        DYNAMIC_SHARED(agg);  // P[C][K*K], then Q[C][K]
+        float q[K], pc[K][K];
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            q[i] = 0.0f;
+#pragma unroll
+            for (int col = 0; col < K; col++) {
+                pc[col][i] = col == i ? 1.0f : 0.0f;
+            }
+        }
+        i64 blk = b * T * N + ch.t0 * N + n;
+        for (i64 t = ch.t0; t < ch.t1; t++, blk += N) {
+            Step<K> st_;
+            st_.template load<DT>(theta, sigma, blk);
+            st_.apply(q);
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                q[i] += ld<DT>(x, blk * K + i);
+            }
+#pragma unroll
+            for (int col = 0; col < K; col++) {
+                st_.apply(pc[col]);
+            }
+        }
+        publish<K>(agg, agg + ch.C * K * K, ch.c, pc, q);
+        fold<K>(y, agg, agg + ch.C * K * K, 0, ch.c, 1);
+    }
+    i64 blk = b * T * N + ch.t0 * N + n;
     // Unrolling lets the loads of the next steps (read-only, independent
     // of the state) be issued early.
 #pragma unroll(K <= 8 ? 2 : 1)
-    for (i64 t = 0; t < T; t++, blk += N) {
-        const i64 th0 = blk * (K - 1);
-        const i64 s0 = blk * K;
-#pragma unroll
-        for (int p = 0; p < F; p++) {
-            float s, c;
-            sincosf(ld<DT>(theta, th0 + p), &s, &c);
-            rotate<K>(y, 2 * p, c, s);
-        }
-#pragma unroll
-        for (int q = 0; q < F - 1; q++) {
-            float s, c;
-            sincosf(ld<DT>(theta, th0 + F + q), &s, &c);
-            rotate<K>(y, 2 * q + 1, c, s);
-        }
+    for (i64 t = ch.t0; t < ch.t1; t++, blk += N) {
+        Step<K> st_;
+        st_.template load<DT>(theta, sigma, blk);
+        st_.rotate1(y);
+        st_.rotate2(y);
 #pragma unroll
         for (int i = 0; i < K; i++) {
-            y[i] = ld<DT>(sigma, s0 + i) * y[i] + ld<DT>(x, s0 + i);
-            st<DT>(h, s0 + i, y[i]);
+            y[i] = st_.sg[i] * y[i] + ld<DT>(x, blk * K + i);
+            st<DT>(h, blk * K + i, y[i]);
         }
     }
 }
@@ -68,7 +219,9 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
 //	dth = -g_i y_j + g_j y_i (y its output), and g becomes R^T g.
 //
 // What leaves the first layer is A_t^T G_t, the carry into step t-1; after
-// step 0 it is dh0.
+// step 0 it is dh0. With chunks, a chunk maps the carry entering at its
+// end to M_c g + Q_c, M_c = A_{t0}^T ... A_{t1-1}^T, built in pass 1 by
+// applying A_t^T to the columns of the identity going back in time.
 template <int DT, int K>
 __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ h0, const void* __restrict__ h,
@@ -78,16 +231,49 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
     constexpr int F = K / 2;
     const i64 lane = blockIdx.x;
     const i64 b = lane / N, n = lane % N;
+    const Chunk ch = chunk_of(T);
     float carry[K];
 #pragma unroll
     for (int i = 0; i < K; i++) {
         carry[i] = 0.0f;
     }
-    i64 blk = b * T * N + (T - 1) * N + n;
-    for (i64 t = T - 1; t >= 0; t--, blk -= N) {
+    if (GIVENS_CHUNKABLE(K) && ch.C > 1) {
+        DYNAMIC_SHARED(agg);  // M[C][K*K], then Q[C][K]
+        float mc[K][K];
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+#pragma unroll
+            for (int col = 0; col < K; col++) {
+                mc[col][i] = col == i ? 1.0f : 0.0f;
+            }
+        }
+        i64 blk = b * T * N + (ch.t1 - 1) * N + n;
+        for (i64 t = ch.t1 - 1; t >= ch.t0; t--, blk -= N) {
+            Step<K> st_;
+            st_.template load<DT>(theta, sigma, blk);
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                carry[i] += ld<DT>(dh, blk * K + i);
+            }
+            st_.applyT(carry);
+#pragma unroll
+            for (int col = 0; col < K; col++) {
+                st_.applyT(mc[col]);
+            }
+        }
+        publish<K>(agg, agg + ch.C * K * K, ch.c, mc, carry);
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            carry[i] = 0.0f;
+        }
+        fold<K>(carry, agg, agg + ch.C * K * K, ch.C - 1, ch.c, -1);
+    }
+    i64 blk = b * T * N + (ch.t1 - 1) * N + n;
+    for (i64 t = ch.t1 - 1; t >= ch.t0; t--, blk -= N) {
         const i64 th0 = blk * (K - 1);
         const i64 s0 = blk * K;
-        float c1[F], s1[F], c2[F > 1 ? F - 1 : 1], s2[F > 1 ? F - 1 : 1];
+        Step<K> st_;
+        st_.template load<DT>(theta, sigma, blk);
         float y1[K], u[K];
 #pragma unroll
         for (int i = 0; i < K; i++) {
@@ -97,50 +283,42 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
                 y1[i] = h0 != nullptr ? ld<DT>(h0, lane * K + i) : 0.0f;
             }
         }
-#pragma unroll
-        for (int p = 0; p < F; p++) {
-            sincosf(ld<DT>(theta, th0 + p), &s1[p], &c1[p]);
-            rotate<K>(y1, 2 * p, c1[p], s1[p]);
-        }
+        st_.rotate1(y1);
 #pragma unroll
         for (int i = 0; i < K; i++) {
             u[i] = y1[i];
         }
-#pragma unroll
-        for (int q = 0; q < F - 1; q++) {
-            sincosf(ld<DT>(theta, th0 + F + q), &s2[q], &c2[q]);
-            rotate<K>(u, 2 * q + 1, c2[q], s2[q]);
-        }
+        st_.rotate2(u);
         float g[K];
 #pragma unroll
         for (int i = 0; i < K; i++) {
             const float G = ld<DT>(dh, s0 + i) + carry[i];
             st<DT>(dx, s0 + i, G);
             st<DT>(dsigma, s0 + i, G * u[i]);
-            g[i] = ld<DT>(sigma, s0 + i) * G;
+            g[i] = st_.sg[i] * G;
         }
 #pragma unroll
         for (int q = F - 2; q >= 0; q--) {
             const int i = 2 * q + 1;
             const float gi = g[i], gj = g[i + 1];
             st<DT>(dtheta, th0 + F + q, -gi * u[i + 1] + gj * u[i]);
-            g[i] = c2[q] * gi + s2[q] * gj;
-            g[i + 1] = -s2[q] * gi + c2[q] * gj;
+            g[i] = st_.c2[q] * gi + st_.s2[q] * gj;
+            g[i + 1] = -st_.s2[q] * gi + st_.c2[q] * gj;
         }
 #pragma unroll
         for (int p = F - 1; p >= 0; p--) {
             const int i = 2 * p;
             const float gi = g[i], gj = g[i + 1];
             st<DT>(dtheta, th0 + p, -gi * y1[i + 1] + gj * y1[i]);
-            g[i] = c1[p] * gi + s1[p] * gj;
-            g[i + 1] = -s1[p] * gi + c1[p] * gj;
+            g[i] = st_.c1[p] * gi + st_.s1[p] * gj;
+            g[i + 1] = -st_.s1[p] * gi + st_.c1[p] * gj;
         }
 #pragma unroll
         for (int i = 0; i < K; i++) {
             carry[i] = g[i];
         }
     }
-    if (dh0 != nullptr) {
+    if (ch.c == 0 && dh0 != nullptr) {
 #pragma unroll
         for (int i = 0; i < K; i++) {
             st<DT>(dh0, lane * K + i, carry[i]);
@@ -149,12 +327,12 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
 }
 
 #define GIVENS_K(NAME, DT, K)                                                                    \
-    extern "C" __global__ void __launch_bounds__(1)                                              \
+    extern "C" __global__ void __launch_bounds__(32, 1)                                          \
         givens_scan_fwd_##NAME##_k##K(const void* theta, const void* sigma, const void* x,       \
                                       const void* h0, void* h, i64 T, i64 N) {                   \
         givens_fwd<DT, K>(theta, sigma, x, h0, h, T, N);                                         \
     }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(1)                                              \
+    extern "C" __global__ void __launch_bounds__(32, 1)                                          \
         givens_scan_bwd_##NAME##_k##K(const void* theta, const void* sigma, const void* h0,      \
                                       const void* h, const void* dh, void* dtheta,               \
                                       void* dsigma, void* dx, void* dh0, i64 T, i64 N) {         \
