@@ -16,6 +16,13 @@ import (
 	"github.com/mingru/scans/eager"
 )
 
+func init() {
+	gpuStatus = func() (string, bool) {
+		st := New().Status()
+		return st.String(), st.Available
+	}
+}
+
 // gpu returns a backend whose operations fill their outputs with NaN
 // before each launch, or skips the test with the reason CUDA is missing.
 func gpu(t *testing.T) *Backend {

@@ -41,30 +41,58 @@
 // (ptx/manifest.txt) records the SHA-256 of every source and the nvcc
 // version, and a test fails when the embedded PTX is stale.
 //
-// Every kernel follows one design: one thread block per lane, with the
-// recurrence's state held in registers and f32 arithmetic throughout (plain
-// FMA, never TF32 or tensor cores). f16 and bf16 elements are read as
-// 16-bit words and widened by hand; outputs are rounded to nearest even at
-// the store (NaN stays NaN).
+// Every kernel follows one design: one thread block per lane, the
+// recurrence's state in registers, f32 arithmetic throughout (plain FMA,
+// never TF32 or tensor cores), and T cut into chunks inside the block. A
+// chunk is scanned twice: once from a zero state to get its aggregate (the
+// affine map it applies), and, after the aggregates are joined in shared
+// memory, again from its carry-in, storing outputs. No block ever waits on
+// another. f16 and bf16 elements are read as 16-bit words and widened by
+// hand; outputs are rounded to nearest even at the store (NaN stays NaN).
 //
-//   - linear_scan and parallel_scan_log: a lane is a batch row and a tile of
-//     32 contiguous channels, so the loads of a warp are coalesced. T is cut
-//     into chunks (blockDim.y of them): each thread scans its chunk once to
-//     get the chunk's affine aggregate, the aggregates are joined in shared
-//     memory, and each chunk re-scans from its carry-in and stores. The
-//     number of chunks grows when lanes are few and T is long (see
-//     chunkCount).
-//   - matrix_scan, matrix_affine_scan and givens_scan: a lane is one block
-//     (b, n). matrix_affine_scan's v columns are independent recurrences
-//     sharing A_t, so thread j of the lane's block owns column j (k
-//     registers) and needs no communication in the forward; the backward
-//     joins the columns' contributions to dA_t in shared memory. These
-//     block ops scan T as one chunk per lane.
+//   - linear_scan and parallel_scan_log: a lane is a batch row and a tile
+//     of 32 contiguous channels, so a warp's loads are coalesced; the block
+//     is 32 x C threads.
+//   - matrix_scan and matrix_affine_scan: a lane is one block (b, n). The
+//     v columns of H are independent recurrences sharing A_t, so thread j
+//     of a chunk owns column j (k registers) and needs no communication in
+//     the forward; the backward joins the columns' contributions to dA_t
+//     in shared memory, one barrier per step. matrix_scan is the k=2, v=1
+//     case. A chunk's aggregate includes its transition product, carried
+//     as k*ceil(k/v) registers; where that exceeds 64 (k=16 with v < 4)
+//     the lane is one chunk.
+//   - givens_scan: a lane is one block (b, n), one thread per chunk holding
+//     the k channels; rotations are recomputed in registers, never formed
+//     as a matrix, and the backward never divides by sigma. Chunking
+//     carries a k*k transition product, so k=16 runs as one chunk.
+//   - The number of chunks C (a power of two up to 32) grows while each
+//     chunk keeps at least 16 steps and the blocks the GPU holds at once
+//     still leave room for more threads (see chunkCount): one chunk when T
+//     is short or lanes are plentiful, up to 32 for a few long sequences.
 //   - The block sizes k and v are template parameters, instantiated for
 //     every member of the envelope (k, v in {1,2,4,8,16}; givens k in
 //     {2,4,8,16}) and exported under names such as
 //     matrix_affine_scan_fwd_f32_k8_v8. Other sizes return a
 //     *scans.ScanFallback and run nothing.
+//
+// kernels/ptxas-sm90.txt, written by go generate, lists each kernel's
+// registers and spills when compiled for sm_90.
+//
+// # Testing without a GPU
+//
+// Besides the untagged checks (envelope, kernel names, PTX freshness), two
+// tests run the kernels themselves on the host when g++ is installed:
+// TestKernelsEmulated compiles kernels/*.cu as C++ (testdata/emu: one OS
+// thread per CUDA thread, a std::barrier for __syncthreads) and runs the
+// project's conformance matrix against eager; with the cuda tag,
+// TestFakeDriver builds a stand-in libcuda.so.1 on the same emulation and
+// reruns the GPU tests through the real driver calls. Outputs start as NaN,
+// so an element a kernel never writes fails. They check index math,
+// chunking, barriers and the host code, not the GPU's arithmetic; on a GPU
+// the tagged tests run for real:
+//
+//	go test -c -tags cuda -o .build/cuda.test ./cuda
+//	./.build/cuda.test -test.v        # on the GPU machine, from the repository root
 //
 // # Example
 //

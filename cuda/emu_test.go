@@ -24,6 +24,10 @@ import (
 // machine with g++. It does not check the GPU's arithmetic or the driver
 // calls; the tagged tests do, on a GPU.
 
+// gpuStatus reports a real CUDA device, where the tagged tests run the
+// kernels on it; builds with the cuda tag set it (cuda_test.go).
+var gpuStatus = func() (string, bool) { return "", false }
+
 var (
 	emuOnce sync.Once
 	emuBin  string
@@ -314,6 +318,9 @@ func (e *emuBackend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor)
 // use an H200's occupancy, so T = 1000 with few lanes takes the 32-chunk
 // path of the elementwise scans and of the block forwards.
 func TestKernelsEmulated(t *testing.T) {
+	if st, ok := gpuStatus(); ok {
+		t.Skipf("a CUDA device is present (%s): TestConformance runs the kernels on it", st)
+	}
 	bin := emulator(t)
 	e := &emuBackend{bin: bin, dir: t.TempDir(), occ: h200}
 	bench.TestBackend(t, e, testing.Short())
