@@ -81,16 +81,44 @@ func (b *Backend) Status() scans.Status {
 	if err != nil {
 		return scans.Status{Backend: "vulkan", Reason: err.Error()}
 	}
-	return scans.Status{Backend: "vulkan", Available: true, Device: d.name, Driver: d.driver}
+	return scans.Status{Backend: "vulkan", Available: true, Device: d.name, Driver: d.driver, Software: d.software}
+}
+
+// softwareMaxT is the longest sequence a CPU Vulkan device (Mesa's
+// lavapipe) is given. Its shader compiler ends an invocation after 65535
+// loop iterations in all, silently; the kernels stay under that for every T
+// up to this bound (the conformance matrix runs T = 4096 there), and longer
+// sequences are declined with ScanFallback rather than risk a truncated
+// scan. GPUs have no such limit.
+const softwareMaxT = 4096
+
+// deviceSupports adds the limits of the device in hand to supports.
+func deviceSupports(dev *device, op scans.Op, d scans.Dims, dt scans.DType) error {
+	if err := supports(op, d, dt); err != nil {
+		return err
+	}
+	if dev.software && d.T > softwareMaxT {
+		return &scans.ScanFallback{Backend: "vulkan", Op: op,
+			Reason: fmt.Sprintf("T=%d is over the %d steps a CPU Vulkan device (%s) runs without truncating a loop", d.T, softwareMaxT, dev.name)}
+	}
+	return nil
 }
 
 // Supports implements scans.Backend: nil for shapes the kernels serve
 // (linear_scan and parallel_scan_log: any D; matrix_scan: k=2, v=1;
 // matrix_affine_scan: k, v in {1,2,4,8,16}; givens_scan: k in
-// {2,4,8,16}), a *scans.ScanFallback otherwise. It does not touch the
-// driver.
+// {2,4,8,16}), a *scans.ScanFallback otherwise. On a CPU Vulkan device it
+// also declines T > 4096 (see softwareMaxT); that check initializes the
+// device, the shape checks alone do not.
 func (b *Backend) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
-	return supports(op, d, dt)
+	if err := supports(op, d, dt); err != nil {
+		return err
+	}
+	dev, err := b.device()
+	if err != nil {
+		return b.unavailable()
+	}
+	return deviceSupports(dev, op, d, dt)
 }
 
 // deviceErr reports a failure of the device (out of memory, device lost,

@@ -60,6 +60,9 @@ func (b *Backend) begin(op scans.Op, dir scans.Direction, d scans.Dims, names []
 	if err != nil {
 		return nil, nil, b.unavailable()
 	}
+	if err := deviceSupports(dev, op, d, dt); err != nil {
+		return nil, nil, err
+	}
 	return &call{b: b, dev: dev, op: op, dims: d, dt: dt}, vts, nil
 }
 

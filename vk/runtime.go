@@ -86,6 +86,7 @@ type device struct {
 	qfam     uint32
 
 	name, driver  string
+	software      bool // a CPU implementation (lavapipe): see softwareMaxT
 	devType       vk.PhysicalDeviceType
 	maxRange      int64
 	align         int64
@@ -303,6 +304,7 @@ func (d *device) choose(want string) error {
 	d.phys = pick.phys
 	d.name = pick.name
 	d.devType = pick.props.DeviceType
+	d.software = d.devType == vk.PhysicalDeviceTypeCpu
 	d.driver = fmt.Sprintf("driver %s, Vulkan %s", driverString(pick.props.VendorID, pick.props.DriverVersion), versionString(pick.props.ApiVersion))
 	lim := pick.props.Limits
 	lim.Deref()

@@ -14,7 +14,10 @@ var errNoCgo = errors.New("built without cgo (CGO_ENABLED=0); rebuild with cgo t
 
 type buffer struct{ size int64 }
 
-type device struct{ name, driver string }
+type device struct {
+	name, driver string
+	software     bool
+}
 
 func openDevice(config) (*device, error)                               { return nil, errNoCgo }
 func (*device) maxSharedMemory() int                                   { return 0 }
