@@ -34,12 +34,11 @@ var (
 	emuErr  error
 )
 
-// emulator builds testdata/emu once per test binary, or skips the test.
-func emulator(t *testing.T) string {
+// trackSources reads every source the emulation compiles (the kernels in
+// dir and testdata/emu), so that go test's result cache, which tracks the
+// files a test opens, sees kernel changes.
+func trackSources(t *testing.T, dir string) {
 	t.Helper()
-	dir := kernelsDir(t)
-	// Read every source the emulator compiles, so that go test's result
-	// cache, which tracks the files a test opens, sees kernel changes.
 	srcs, _ := filepath.Glob(filepath.Join(dir, "*.cu*"))
 	emus, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "testdata", "emu", "*"))
 	for _, f := range append(srcs, emus...) {
@@ -47,6 +46,13 @@ func emulator(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+}
+
+// emulator builds testdata/emu once per test binary, or skips the test.
+func emulator(t *testing.T) string {
+	t.Helper()
+	dir := kernelsDir(t)
+	trackSources(t, dir)
 	emuOnce.Do(func() {
 		gxx, err := exec.LookPath("g++")
 		if err != nil {

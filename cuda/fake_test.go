@@ -27,15 +27,7 @@ func TestFakeDriver(t *testing.T) {
 	if err != nil {
 		t.Skipf("the stand-in driver needs g++: %v", err)
 	}
-	// Read every source the stand-in compiles, so that go test's result
-	// cache, which tracks the files a test opens, sees kernel changes.
-	srcs, _ := filepath.Glob(filepath.Join(dir, "*.cu*"))
-	emus, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "testdata", "emu", "*"))
-	for _, f := range append(srcs, emus...) {
-		if _, err := os.ReadFile(f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	trackSources(t, dir)
 	lib := t.TempDir()
 	src := filepath.Join(filepath.Dir(dir), "testdata", "emu", "fakecuda.cc")
 	args := []string{"-std=c++20", "-O1", "-pthread", "-shared", "-fPIC"}
