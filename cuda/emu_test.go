@@ -66,7 +66,15 @@ func emulator(t *testing.T) string {
 		}
 		emuBin = filepath.Join(tmp, "emu")
 		src := filepath.Join(filepath.Dir(dir), "testdata", "emu", "emu.cc")
-		out, err := exec.Command(gxx, "-std=c++20", "-O1", "-pthread", "-rdynamic", "-o", emuBin, src).CombinedOutput()
+		args := []string{"-std=c++20", "-O1", "-pthread", "-rdynamic", "-o", emuBin, src}
+		// With the address sanitizer, where g++ has it, a kernel that
+		// reads or writes past an input, an output (each its own exact
+		// allocation) or its shared memory fails the launch.
+		asan := append([]string{"-fsanitize=address", "-fno-omit-frame-pointer"}, args...)
+		if _, err := exec.Command(gxx, asan...).CombinedOutput(); err == nil {
+			return
+		}
+		out, err := exec.Command(gxx, args...).CombinedOutput()
 		if err != nil {
 			emuErr = fmt.Errorf("g++ %s: %v\n%s", src, err, out)
 		}
@@ -182,7 +190,10 @@ func (e *emuBackend) run(op scans.Op, dir scans.Direction, d scans.Dims, args ..
 	for _, s := range p.scalars {
 		cmd = append(cmd, "i:"+strconv.FormatInt(s, 10))
 	}
-	if out, err := exec.Command(e.bin, cmd...).CombinedOutput(); err != nil {
+	run := exec.Command(e.bin, cmd...)
+	// The launcher keeps its buffers until it exits; no leak report.
+	run.Env = append(os.Environ(), "ASAN_OPTIONS=detect_leaks=0")
+	if out, err := run.CombinedOutput(); err != nil {
 		return nil, &scans.KernelError{Backend: "cuda-emu", Op: op, Err: fmt.Errorf("%v: %s", err, out)}
 	}
 	res := make([]scans.Tensor, len(p.outs))

@@ -63,7 +63,9 @@ typedef void (*kernel_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint
 // dynamic shared memory; p holds the kernel's parameters (each 8 bytes,
 // unused ones 0).
 static void run_grid(kernel_fn fn, unsigned grid, unsigned bx, unsigned by, size_t shared, const uint64_t p[12]) {
-    std::vector<float> sh(shared / 4 + 1);
+    // Exactly the dynamic shared memory the launch asked for, so that an
+    // address sanitizer build catches a kernel that uses more.
+    std::vector<float> sh(shared / 4);
     for (unsigned g = 0; g < grid; g++) {
         blockIdx.x = g;
         blockDim.x = bx;
