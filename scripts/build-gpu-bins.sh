@@ -6,7 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .build
-go test -c -o .build/vk.test ./vk
-go test -c -tags cuda -o .build/cuda.test ./cuda
-go build -tags cuda -o .build/scanbench ./cmd/scanbench
-ls -la .build
+go test -c -ldflags="-s -w" -o .build/vk.test ./vk
+go test -c -ldflags="-s -w" -tags cuda -o .build/cuda.test ./cuda
+go build -ldflags="-s -w" -tags cuda -o .build/scanbench ./cmd/scanbench
+
+# One compressed archive: it travels to the GPU machine (scripts/gpu-run.sh unpacks it).
+mkdir -p .carry && tar czf .carry/bins.tgz -C .build vk.test cuda.test scanbench
+rm .build/vk.test .build/cuda.test .build/scanbench
+ls -la .carry/bins.tgz

@@ -23,11 +23,11 @@ go vet -tags cuda ./...
 CGO_ENABLED=0 go build ./...
 
 step "go test -race (pure-Go packages)"
-go test -race -count=1 "${PURE[@]}"
+go test -race -count=1 -timeout 30m "${PURE[@]}"
 
 step "go test (Vulkan on the machine's device, validation layer on; CUDA skips without a GPU)"
 log=$(mktemp)
-if ! go test -count=1 -v ./vk/... ./shaders/... >"$log" 2>&1; then
+if ! go test -count=1 -timeout 45m -v ./vk/... ./shaders/... >"$log" 2>&1; then
   grep -E -- '--- FAIL|^FAIL|panic|validation' "$log" | head -200
   tail -50 "$log"
   exit 1
