@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -35,9 +36,17 @@ func ThisMachine(statuses []scans.Status) Machine {
 	}
 }
 
+// CommitEnv names an environment variable that supplies the commit when the
+// program runs outside a git checkout (a binary carried to another
+// machine); the checkout's own commit wins when there is one.
+const CommitEnv = "MINGRU_SCANS_COMMIT"
+
 func gitCommit() string {
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
+		if c := strings.TrimSpace(os.Getenv(CommitEnv)); c != "" {
+			return c
+		}
 		return "unknown"
 	}
 	c := strings.TrimSpace(string(out))

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mingru/scans"
@@ -304,9 +306,9 @@ func (m *Measurement) SetCeiling(copyBytesPerSec float64, latency time.Duration)
 }
 
 // HostCopyBandwidth times copying a host buffer of the given size (Go's
-// copy, one goroutine) and returns bytes moved per second, read plus
-// written, the eager backend's counterpart of
-// scans.Instrumented.CopyBandwidth.
+// copy, split across GOMAXPROCS goroutines as eager splits its lanes) and
+// returns bytes moved per second, read plus written, the eager backend's
+// counterpart of scans.Instrumented.CopyBandwidth.
 func HostCopyBandwidth(bytes int64) float64 {
 	n := max(bytes/8, 1)
 	src := make([]float64, n)
@@ -314,11 +316,24 @@ func HostCopyBandwidth(bytes int64) float64 {
 	for i := range src {
 		src[i] = float64(i)
 	}
-	copy(dst, src) // touch the pages
+	workers := int64(max(1, min(runtime.GOMAXPROCS(0), int(n))))
+	parCopy := func() {
+		var wg sync.WaitGroup
+		for w := range workers {
+			lo, hi := n*w/workers, n*(w+1)/workers
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				copy(dst[lo:hi], src[lo:hi])
+			}()
+		}
+		wg.Wait()
+	}
+	parCopy() // touch the pages
 	var best time.Duration
 	for i := 0; i < 5; i++ {
 		start := time.Now()
-		copy(dst, src)
+		parCopy()
 		if t := time.Since(start); best == 0 || t < best {
 			best = t
 		}

@@ -11,6 +11,9 @@ go test -c -ldflags="-s -w" -tags cuda -o .build/cuda.test ./cuda
 go build -ldflags="-s -w" -tags cuda -o .build/scanbench ./cmd/scanbench
 
 # One compressed archive: it travels to the GPU machine (scripts/gpu-run.sh unpacks it).
-mkdir -p .carry && tar czf .carry/bins.tgz -C .build vk.test cuda.test scanbench
+mkdir -p .carry
+c=$(git rev-parse HEAD); git diff --quiet HEAD || c="$c+dirty"
+echo "$c" > .build/commit
+tar czf .carry/bins.tgz -C .build vk.test cuda.test scanbench commit
 rm .build/vk.test .build/cuda.test .build/scanbench
 ls -la .carry/bins.tgz

@@ -14,6 +14,8 @@ trap 'tar czf "$OUT/gpu-results.tgz" -C "$RES" .' EXIT
 modes=${*:-conformance bench memory}
 
 mkdir -p .build; [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz -C .build
+# The commit the binaries were built from, for the tables' headers.
+[ -f .build/commit ] && export MINGRU_SCANS_COMMIT=$(cat .build/commit)
 if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
