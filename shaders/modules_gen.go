@@ -16,6 +16,7 @@ var glslcFlags = []string{"-fshader-stage=compute", "--target-env=vulkan1.0", "-
 
 // modules lists every embedded module: its name, source and defines.
 var modules = []module{
+	{Name: "copy", Source: "copy.comp"},
 	{Name: "empty", Source: "empty.comp"},
 	{Name: "givens_scan_bwd_f32", Source: "givens_scan_bwd.comp", Defines: []string{"DT_F32"}},
 	{Name: "givens_scan_bwd_f16", Source: "givens_scan_bwd.comp", Defines: []string{"DT_F16"}},
@@ -56,6 +57,7 @@ var sourceDigests = map[string]string{
 	"affine_fwd.glsl":             "b2a5d76afef249d0b9e67277fa0fa65ca714088f87ceeb6c496b51eab87d67cf",
 	"chunks.glsl":                 "770989b0d1bdd227e844730fcd90eb0c77e0bea9a14a0251da22e67bb3710448",
 	"common.glsl":                 "de1df3df578e7634e1988389ed99acd2414c6dcf9f485ac97038dc434ff89383",
+	"copy.comp":                   "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
 	"empty.comp":                  "5b02b55551db6fd9f9061d4d3410eae8857acc399bcff2dff91a5ec1e071e810",
 	"givens.glsl":                 "2bb025cee7adcbc4897778c3fe634c575f0fb5b86831564ef0a90bebd6cbb0c6",
 	"givens_scan_bwd.comp":        "05c3bbebd12e4032a1be9e1f4962cbc609583f8a4861965d7fa1cdacd8c24183",

@@ -256,9 +256,11 @@ func (b *Backend) ResetPeakBytes() {
 	}
 }
 
-// CopyBandwidth implements scans.Instrumented: it times vkCmdCopyBuffer
+// CopyBandwidth implements scans.Instrumented: it times a compute-shader
+// copy (16-byte loads and stores, enough workgroups to fill the device)
 // between two device buffers of the given size with timestamps and returns
-// the median of several copies as (bytes read + bytes written) per second.
+// the median of several copies as (bytes read + bytes written) per second:
+// the ceiling for the scan kernels, which are compute shaders too.
 func (b *Backend) CopyBandwidth(bytes int64) (bw float64, err error) {
 	defer recoverTo("copy", &err)
 	if bytes < 4 {
