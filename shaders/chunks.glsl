@@ -2,28 +2,39 @@
 //
 // A workgroup owns one lane: batch entry b and a tile of TILE contiguous
 // channels, so neighbouring invocations read neighbouring addresses of the
-// (B,T,D) tensors. The T steps are cut into CHUNKS chunks of
-// L = ceil(T/CHUNKS) steps; invocation id = j*TILE + c scans chunk j of
-// channel c. WG must equal TILE*CHUNKS. With CHUNKS = 1 there is a single
-// pass; otherwise pass 1 computes each chunk's aggregate from a zero carry
-// into shared memory, one barrier, then each invocation folds the
-// aggregates of the chunks before its own (in order) into its carry-in and
-// rescans its chunk, writing outputs. No workgroup waits on another, and
-// nothing depends on the subgroup size.
+// (B,T,D) tensors. Invocation id = j*TILE + c serves channel c of the tile
+// and chunk j; WG must equal TILE*CHUNKS.
+//
+// The workgroup walks T in segments of CHUNKS*L steps, in order (reverse
+// order for the backward kernels). In a segment, invocation j holds the L
+// steps [s0 + j*L, s0 + (j+1)*L) of its channel in registers: it loads
+// them once, computes their aggregate map from a zero carry, the
+// aggregates meet in shared memory after one barrier, and every invocation
+// of the channel folds them in order from the segment's carry: the fold up
+// to its own chunk is its carry-in (it then applies its steps from
+// registers and stores), the fold over all chunks is the next segment's
+// carry (computed alike by every invocation of the channel, so nothing is
+// broadcast). A second barrier frees the shared memory for the next
+// segment. Every input element is read once. With CHUNKS = 1 there is no
+// shared memory and the scan is the sequential recurrence. Steps past T are
+// the identity map. No workgroup waits on another, and nothing depends on
+// the subgroup size.
 
 layout(constant_id = 3) const uint CHUNKS = 1;
 layout(constant_id = 4) const uint TILE = 32;
+
+// Steps per invocation and segment, held in registers.
+const uint L = 16u;
 
 shared float sh_p[WG];
 shared float sh_q[WG];
 
 struct Lane {
     bool live;  // the channel exists (the last tile may be partial)
-    uint b;       // batch entry within the slice
-    uint d;       // channel
-    uint c;       // channel within the tile
-    uint j;       // chunk
-    uint t0, t1;  // steps [t0, t1) of this chunk
+    uint b;     // batch entry within the slice
+    uint d;     // channel
+    uint c;     // channel within the tile
+    uint j;     // chunk within a segment
 };
 
 Lane lane_of_invocation() {
@@ -36,36 +47,20 @@ Lane lane_of_invocation() {
     l.j = gl_LocalInvocationID.x / TILE;
     l.d = tile * TILE + l.c;
     l.live = l.b < pc.B && l.d < pc.N;
-    uint len = (pc.T + CHUNKS - 1u) / CHUNKS;
-    l.t0 = min(l.j * len, pc.T);
-    l.t1 = min(l.t0 + len, pc.T);
     return l;
+}
+
+// Segments of CHUNKS*L steps covering T.
+uint segments() {
+    return (pc.T + CHUNKS * L - 1u) / (CHUNKS * L);
 }
 
 // Whether a chunk aggregate can be composed with others. Composition is
 // exact algebra but not IEEE-identical to the sequential recurrence once an
 // aggregate is infinite or NaN: it can form inf - inf where the sequential
-// order never does. Each kernel defines it.
+// order never does. Each kernel defines it. When an aggregate of a segment
+// fails it, every invocation of the channel walks the whole segment
+// sequentially from the segment's carry, reading from memory and storing
+// only its own steps, so that NaN and Inf propagate exactly as in the
+// sequential reference.
 bool agg_ok(float p, float q);
-
-// When any chunk of this invocation's channel has an aggregate that fails
-// agg_ok, the channel falls back to one sequential pass over all of T by
-// its chunk-0 invocation (the others of the channel stop), so that NaN and
-// Inf propagate exactly as in the sequential reference. Returns whether
-// this invocation runs that pass; call after the barrier.
-bool sequential_fallback(inout Lane l) {
-    if (CHUNKS == 1u) {
-        return false;
-    }
-    bool ok = true;
-    for (uint k = 0u; k < CHUNKS; k++) {
-        ok = ok && agg_ok(sh_p[k * TILE + l.c], sh_q[k * TILE + l.c]);
-    }
-    if (ok) {
-        return false;
-    }
-    l.live = l.live && l.j == 0u;
-    l.t0 = 0u;
-    l.t1 = pc.T;
-    return true;
-}

@@ -4,7 +4,8 @@
 //   log h_t = logaddexp(log_coeffs_t + log h_{t-1}, log_values_{t+1}),
 //   log h_{-1} = log_values_0;  h_t = exp(log h_t).
 // A chunk's map is lh -> logaddexp(s + lh, q) with s the sum of its
-// log_coeffs and q its result from lh = -inf.
+// log_coeffs and q its result from lh = -inf (see chunks.glsl for the
+// segments). A step past T is (log_coeffs 0, log_values -inf): the identity.
 #include "common.glsl"
 #include "chunks.glsl"
 #include "logspace.glsl"
@@ -22,32 +23,75 @@ void main() {
     Lane l = lane_of_invocation();
     uint base = l.b * pc.T * pc.N + l.d;          // (b, 0, d) of log_coeffs and h
     uint vbase = l.b * (pc.T + 1u) * pc.N + l.d;  // (b, 0, d) of log_values
-    if (CHUNKS > 1u) {
-        float s = 0.0, q = NEG_INF;
-        if (l.live) {
-            for (uint t = l.t0; t < l.t1; t++) {
-                float c = LD(lc_, pc.off[0] + base + t * pc.N);
-                s += c;
-                q = logaddexp(c + q, LD(lv_, pc.off[1] + vbase + (t + 1u) * pc.N));
+    float carry = NEG_INF;                        // log h before the segment
+    if (l.live) {
+        carry = LD(lv_, pc.off[1] + vbase);
+    }
+    uint nseg = segments();
+    for (uint sg = 0u; sg < nseg; sg++) {
+        uint t0 = (sg * CHUNKS + l.j) * L;
+        float rc[L];
+        float rv[L];
+        for (uint s = 0u; s < L; s++) {
+            rc[s] = 0.0;
+            rv[s] = NEG_INF;
+            if (l.live && t0 + s < pc.T) {
+                rc[s] = LD(lc_, pc.off[0] + base + (t0 + s) * pc.N);
+                rv[s] = LD(lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N);
             }
         }
-        sh_p[gl_LocalInvocationID.x] = s;
-        sh_q[gl_LocalInvocationID.x] = q;
-        barrier();
-    }
-    bool seq = sequential_fallback(l);
-    if (!l.live) {
-        return;
-    }
-    float lh = LD(lv_, pc.off[1] + vbase);
-    if (CHUNKS > 1u && !seq) {
-        for (uint k = 0u; k < l.j; k++) {
-            lh = logaddexp(sh_p[k * TILE + l.c] + lh, sh_q[k * TILE + l.c]);
+        float lh = carry;
+        bool seq = false;
+        if (CHUNKS > 1u) {
+            float sum = 0.0, q = NEG_INF;
+            for (uint s = 0u; s < L; s++) {
+                sum += rc[s];
+                q = logaddexp(rc[s] + q, rv[s]);
+            }
+            sh_p[gl_LocalInvocationID.x] = sum;
+            sh_q[gl_LocalInvocationID.x] = q;
+            barrier();
+            float x = carry;
+            bool ok = true;
+            for (uint k = 0u; k < CHUNKS; k++) {
+                float sk = sh_p[k * TILE + l.c];
+                float qk = sh_q[k * TILE + l.c];
+                ok = ok && agg_ok(sk, qk);
+                if (k == l.j) {
+                    lh = x;
+                }
+                x = logaddexp(sk + x, qk);
+            }
+            barrier();
+            if (ok) {
+                carry = x;
+            } else {
+                seq = true;
+            }
         }
-    }
-    for (uint t = l.t0; t < l.t1; t++) {
-        uint i = base + t * pc.N;
-        lh = logaddexp(LD(lc_, pc.off[0] + i) + lh, LD(lv_, pc.off[1] + vbase + (t + 1u) * pc.N));
-        ST(h_, pc.off[2] + i, exp(lh));
+        if (seq) {
+            // Sequential walk of the whole segment from its carry.
+            uint s0 = sg * CHUNKS * L;
+            uint s1 = min(s0 + CHUNKS * L, pc.T);
+            float y = carry;
+            for (uint t = s0; l.live && t < s1; t++) {
+                uint i = base + t * pc.N;
+                y = logaddexp(LD(lc_, pc.off[0] + i) + y, LD(lv_, pc.off[1] + vbase + (t + 1u) * pc.N));
+                if (t >= t0 && t < t0 + L) {
+                    ST(h_, pc.off[2] + i, exp(y));
+                }
+            }
+            carry = y;
+            continue;
+        }
+        for (uint s = 0u; s < L; s++) {
+            lh = logaddexp(rc[s] + lh, rv[s]);
+            if (l.live && t0 + s < pc.T) {
+                ST(h_, pc.off[2] + base + (t0 + s) * pc.N, exp(lh));
+            }
+        }
+        if (CHUNKS == 1u) {
+            carry = lh;
+        }
     }
 }

@@ -70,18 +70,22 @@
 //
 // linear_scan and parallel_scan_log: a workgroup owns one lane, a batch
 // entry and a tile of TILE contiguous channels (the smallest power of two
-// >= D, at most 32), so loads are coalesced. T is cut into CHUNKS chunks:
-// each invocation scans its chunk from a zero carry, the chunk aggregates
-// meet in shared memory after one barrier, and each invocation folds the
-// aggregates before it into its carry-in and rescans its chunk, writing the
-// outputs (the log-space scan combines chunks in log space). The chunk
-// count doubles from 1 while each chunk keeps at least 16 steps, the
-// device holds fewer than 2^18 invocations in all, and the workgroup stays
-// within 256 invocations: short T or many lanes give one chunk, long T with
-// few lanes up to 256/TILE chunks. Composing chunk aggregates is not
-// IEEE-identical to the sequential recurrence once one is infinite or NaN
-// (it can form inf - inf), so a channel with such an aggregate is rescanned
-// in one sequential pass: NaN and Inf propagate as in the eager reference.
+// >= D, at most 32), so loads are coalesced. The workgroup walks T in
+// segments of CHUNKS*16 steps (in reverse for the backward): in a
+// segment, each invocation loads its 16 steps of one channel into
+// registers, once, computes their aggregate map from a zero carry, the
+// aggregates meet in shared memory after one barrier, and each invocation
+// folds the aggregates before its own onto the segment's carry and applies
+// its steps from registers, writing the outputs; the fold over all chunks
+// is the next segment's carry. Every input element is read once. The
+// chunk count doubles from 1 while a segment stays shorter than T, the
+// device holds at most 2^17 invocations in all, and the workgroup stays
+// within 256 invocations: short T or many lanes give one chunk (the
+// sequential recurrence), long T with few lanes up to 256/TILE chunks.
+// Composing chunk aggregates is not IEEE-identical to the sequential
+// recurrence once one is infinite or NaN (it can form inf - inf), so a
+// segment of a channel with such an aggregate is walked sequentially
+// instead: NaN and Inf propagate as in the eager reference.
 //
 // matrix_scan, matrix_affine_scan: H_t = A_t H_{t-1} + X_t multiplies from
 // the left, so each of a block's v columns evolves on its own; one

@@ -57,21 +57,33 @@ func (k *kernel) groups(bs int64) int64 {
 
 // The elementwise layout (linear_scan, parallel_scan_log). A lane is a
 // batch entry and a tile of TILE contiguous channels (TILE = the smallest
-// power of two >= D, at most 32). The chunk count doubles, starting at 1,
-// while all of these hold:
-//   - each chunk keeps at least minChunkSteps steps (T >= 2*chunks*16);
-//   - the device is not yet full: lanes*TILE*chunks < 2^18 (about what a
-//     large GPU keeps resident);
+// power of two >= D, at most 32). The workgroup walks T in segments of
+// CHUNKS*stepsPerInvocation steps, each invocation holding its
+// stepsPerInvocation steps in registers so that every input is read once
+// (see shaders/chunks.glsl). The chunk count doubles, starting at 1, while
+// all of these hold:
+//   - a segment is still shorter than T: chunks*stepsPerInvocation < T;
+//   - the device is not yet full: lanes*TILE*chunks*2 <= targetInvocations
+//     (about what a large GPU keeps resident at the register use of these
+//     kernels, so that the workgroups run in one wave);
 //   - the workgroup TILE*chunks*2 stays within maxElementwiseWG and the
 //     device's limit.
 //
-// So short T or many lanes give one chunk (a single pass); long T with few
-// lanes gives up to maxElementwiseWG/TILE chunks.
+// So short T or many lanes give one chunk (the sequential recurrence, one
+// segment after another); long T with few lanes gives up to
+// maxElementwiseWG/TILE chunks.
 const (
-	minChunkSteps     = 16
-	targetInvocations = 1 << 18
-	maxElementwiseWG  = 256
-	blockWG           = 64
+	stepsPerInvocation = 16 // L in shaders/chunks.glsl
+	targetInvocations  = 1 << 17
+	maxElementwiseWG   = 256
+	blockWG            = 64
+)
+
+// minChunkSteps is the shortest chunk of the block kernels, and
+// blockTargetInvocations their device-filling bound.
+const (
+	minChunkSteps          = 16
+	blockTargetInvocations = 1 << 18
 )
 
 func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
@@ -86,8 +98,8 @@ func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
 	}
 	chunks = 1
 	for tile*chunks*2 <= limit &&
-		int64(T) >= int64(2*chunks*minChunkSteps) &&
-		lanes*int64(tile*chunks) < targetInvocations {
+		int64(chunks)*stepsPerInvocation < int64(T) &&
+		lanes*int64(tile*chunks*2) <= targetInvocations {
 		chunks *= 2
 	}
 	return tile, chunks
@@ -99,7 +111,7 @@ func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
 // kxk product of the chunk's transitions is built column by column), so
 // only shapes with ceil(k/v) <= maxBlockCost are chunked. The chunk count
 // doubles from 1 while each chunk keeps at least minChunkSteps steps, the
-// device is not yet full (lanes*V*chunks < targetInvocations), the
+// device is not yet full (lanes*V*chunks < blockTargetInvocations), the
 // workgroup (LPW*V*chunks, LPW = max(1, 32/(V*chunks)) lanes) stays within
 // maxElementwiseWG and the device's limit, and the aggregates fit in
 // shared memory.
@@ -127,7 +139,7 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 		c := 2 * chunks
 		w, sh := layout(c)
 		if w > limit || sh > maxShared || int64(T) < int64(2*c*minChunkSteps) ||
-			lanes*int64(V*chunks) >= targetInvocations {
+			lanes*int64(V*chunks) >= blockTargetInvocations {
 			break
 		}
 		chunks = c

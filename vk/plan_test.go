@@ -13,14 +13,14 @@ func TestElementwiseLayout(t *testing.T) {
 		tile, chunks   int
 	}{
 		{1, 1, 1, 1024, 1, 1},
-		{1, 31, 1, 1024, 1, 1},
-		{1, 32, 1, 1024, 1, 2},
-		{1, 1000, 1, 1024, 1, 32},     // 31 steps per chunk; 64 chunks would leave 15
+		{1, 16, 1, 1024, 1, 1},        // one segment of 16 steps
+		{1, 17, 1, 1024, 1, 2},        //
+		{1, 1000, 1, 1024, 1, 64},     // 64*16 = 1024 >= T
 		{3, 1000, 67, 1024, 32, 8},    // workgroup cap 256/32
-		{3, 63, 67, 1024, 32, 2},      // >= 16 steps per chunk
-		{3, 64, 67, 1024, 32, 4},      //
-		{128, 64, 64, 1024, 32, 4},    // lab: 16 steps per chunk
-		{32, 4096, 1024, 1024, 32, 8}, // large: 1024 lanes*32*8 = 2^18
+		{3, 63, 67, 1024, 32, 4},      // one segment of 4*16 steps
+		{128, 64, 64, 1024, 32, 4},    // lab: one segment
+		{16, 1024, 64, 1024, 32, 8},   // long-T: workgroup cap, 8 segments
+		{32, 4096, 1024, 1024, 32, 4}, // large: 1024 lanes*32*4 = 2^17
 		{4096, 4096, 1024, 1024, 32, 1},
 		{3, 1000, 67, 64, 32, 2},  // device workgroup limit
 		{1, 1000, 5, 1024, 8, 32}, // workgroup 8*32 = 256
