@@ -17,6 +17,7 @@ import (
 )
 
 func init() {
+	taggedBuild = true
 	gpuStatus = func() (string, bool) {
 		st := New().Status()
 		return st.String(), st.Available

@@ -25,8 +25,12 @@ import (
 // calls; the tagged tests do, on a GPU.
 
 // gpuStatus reports a real CUDA device, where the tagged tests run the
-// kernels on it; builds with the cuda tag set it (cuda_test.go).
-var gpuStatus = func() (string, bool) { return "", false }
+// kernels on it; builds with the cuda tag set it (cuda_test.go), and
+// taggedBuild.
+var (
+	gpuStatus   = func() (string, bool) { return "", false }
+	taggedBuild = false
+)
 
 var (
 	emuOnce sync.Once
@@ -330,15 +334,21 @@ func (e *emuBackend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor)
 	return out[0], out[1], out[2], out[3], nil
 }
 
-// TestKernelsEmulated runs the conformance matrix (the quick one under
-// -short) on the kernels in the host emulator, against eager. The plans
-// use an H200's occupancy, so T = 1000 with few lanes takes the 32-chunk
-// path of the elementwise scans and of the block forwards.
+// TestKernelsEmulated runs the quick conformance matrix (every operation,
+// direction, element type and envelope block size, T across the chunk
+// boundaries) on the kernels in the host emulator, against eager; the full
+// matrix adds shapes, not paths, and runs on the GPU. The plans use an
+// H200's occupancy, so T = 1000 with few lanes takes the 32-chunk paths.
+// Builds with the cuda tag leave it to TestFakeDriver, which runs the same
+// kernels through the backend.
 func TestKernelsEmulated(t *testing.T) {
 	if st, ok := gpuStatus(); ok {
 		t.Skipf("a CUDA device is present (%s): TestConformance runs the kernels on it", st)
 	}
+	if taggedBuild {
+		t.Skip("with the cuda tag, TestFakeDriver runs the emulated kernels through the backend; this test runs in the untagged build")
+	}
 	bin := emulator(t)
 	e := &emuBackend{bin: bin, dir: t.TempDir(), occ: h200}
-	bench.TestBackend(t, e, testing.Short())
+	bench.TestBackend(t, e, true)
 }
