@@ -8,6 +8,8 @@
 //   dh0 = A_0^T G_0.
 // For a rotation with outputs (y_i, y_j) and output gradients (g_i, g_j):
 //   dth = y_i g_j - y_j g_i,  input gradients (c g_i + s g_j, c g_j - s g_i).
+// The inputs of P steps are loaded into registers before they are used, so
+// that P steps' loads are in flight at once.
 #include "common.glsl"
 #include "givens.glsl"
 
@@ -20,6 +22,9 @@ OUT_BUFFER(5, dtheta_)
 OUT_BUFFER(6, dsigma_)
 OUT_BUFFER(7, dx_)
 OUT_BUFFER(8, dh0_)
+
+// Steps loaded ahead: about 128 registers of inputs whatever K.
+const uint P = 32u / K;
 
 void main() {
     Blk r = block_of_invocation();
@@ -35,71 +40,94 @@ void main() {
     for (uint i = 0u; i < K; i++) {
         u[i] = 0.0;
     }
-    for (uint tt = pc.T; tt > 0u; tt--) {
-        uint t = tt - 1u;
-        uint s = step_index(r, t);
-        uint ti = s * (K - 1u);
-        // Rebuild y = R(theta_t) h_{t-1}.
-        for (uint i = 0u; i < K; i++) {
-            if (t > 0u) {
-                y[i] = LD(h_, pc.off[3] + (s - pc.N) * K + i);
-            } else if (HAS_INIT) {
-                y[i] = LD(h0_, pc.off[2] + (r.b * pc.N + r.n) * K + i);
-            } else {
-                y[i] = 0.0;
+    // Steps are walked in groups of P from the end: group [t1 - P, t1).
+    for (uint t1 = pc.T; t1 > 0u; t1 = (t1 > P) ? t1 - P : 0u) {
+        float th[P * K]; // K - 1 used per step
+        float sg[P * K];
+        float dd[P * K];
+        float hp[P * K];
+        for (uint p = 0u; p < P; p++) {
+            if (p < t1) {
+                uint t = t1 - 1u - p;
+                uint s = step_index(r, t);
+                for (uint q = 0u; q < K - 1u; q++) {
+                    th[p * K + q] = LD(theta_, pc.off[0] + s * (K - 1u) + q);
+                }
+                for (uint i = 0u; i < K; i++) {
+                    uint e = s * K + i;
+                    sg[p * K + i] = LD(sigma_, pc.off[1] + e);
+                    dd[p * K + i] = LD(dh_, pc.off[4] + e);
+                    if (t > 0u) {
+                        hp[p * K + i] = LD(h_, pc.off[3] + (s - pc.N) * K + i);
+                    } else if (HAS_INIT) {
+                        hp[p * K + i] = LD(h0_, pc.off[2] + (r.b * pc.N + r.n) * K + i);
+                    } else {
+                        hp[p * K + i] = 0.0;
+                    }
+                }
             }
         }
-        // Inner loops have fixed trip counts and no nesting, so drivers
-        // unroll them once K is specialized.
-        for (uint q = 0u; q < K / 2u; q++) {
-            float th = LD(theta_, pc.off[0] + ti + q);
-            cs[q] = cos(th);
-            sn[q] = sin(th);
-            uint i = 2u * q;
-            float xi = y[i], xj = y[i + 1u];
-            y[i] = cs[q] * xi - sn[q] * xj;
-            y[i + 1u] = sn[q] * xi + cs[q] * xj;
-        }
-        for (uint i = 0u; i < K; i++) {
-            ymid[i] = y[i];
-        }
-        for (uint q = 0u; q < (K - 1u) / 2u; q++) {
-            uint p = K / 2u + q;
-            float th = LD(theta_, pc.off[0] + ti + p);
-            cs[p] = cos(th);
-            sn[p] = sin(th);
-            uint i = 2u * q + 1u;
-            float xi = y[i], xj = y[i + 1u];
-            y[i] = cs[p] * xi - sn[p] * xj;
-            y[i + 1u] = sn[p] * xi + cs[p] * xj;
-        }
-        for (uint i = 0u; i < K; i++) {
-            uint e = s * K + i;
-            float g = LD(dh_, pc.off[4] + e) + u[i];
-            ST(dx_, pc.off[7] + e, g);
-            ST(dsigma_, pc.off[6] + e, g * y[i]);
-            gy[i] = LD(sigma_, pc.off[1] + e) * g;
-        }
-        // Walk the rotations backwards: the second layer (outputs y), then
-        // the first (outputs ymid). Pairs within a layer are disjoint, so
-        // their order inside a layer does not matter.
-        for (uint q = 0u; q < (K - 1u) / 2u; q++) {
-            uint p = K / 2u + q;
-            uint i = 2u * q + 1u;
-            float gi = gy[i], gj = gy[i + 1u];
-            ST(dtheta_, pc.off[5] + ti + p, y[i] * gj - y[i + 1u] * gi);
-            gy[i] = cs[p] * gi + sn[p] * gj;
-            gy[i + 1u] = cs[p] * gj - sn[p] * gi;
-        }
-        for (uint q = 0u; q < K / 2u; q++) {
-            uint i = 2u * q;
-            float gi = gy[i], gj = gy[i + 1u];
-            ST(dtheta_, pc.off[5] + ti + q, ymid[i] * gj - ymid[i + 1u] * gi);
-            gy[i] = cs[q] * gi + sn[q] * gj;
-            gy[i + 1u] = cs[q] * gj - sn[q] * gi;
-        }
-        for (uint i = 0u; i < K; i++) {
-            u[i] = gy[i];
+        for (uint p = 0u; p < P; p++) {
+            if (p >= t1) {
+                break;
+            }
+            uint t = t1 - 1u - p;
+            uint s = step_index(r, t);
+            uint ti = s * (K - 1u);
+            // Rebuild y = R(theta_t) h_{t-1}.
+            for (uint i = 0u; i < K; i++) {
+                y[i] = hp[p * K + i];
+            }
+            for (uint q = 0u; q < K / 2u; q++) {
+                float a = th[p * K + q];
+                cs[q] = cos(a);
+                sn[q] = sin(a);
+                uint i = 2u * q;
+                float xi = y[i], xj = y[i + 1u];
+                y[i] = cs[q] * xi - sn[q] * xj;
+                y[i + 1u] = sn[q] * xi + cs[q] * xj;
+            }
+            for (uint i = 0u; i < K; i++) {
+                ymid[i] = y[i];
+            }
+            for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+                uint pq = K / 2u + q;
+                float a = th[p * K + pq];
+                cs[pq] = cos(a);
+                sn[pq] = sin(a);
+                uint i = 2u * q + 1u;
+                float xi = y[i], xj = y[i + 1u];
+                y[i] = cs[pq] * xi - sn[pq] * xj;
+                y[i + 1u] = sn[pq] * xi + cs[pq] * xj;
+            }
+            for (uint i = 0u; i < K; i++) {
+                uint e = s * K + i;
+                float g = dd[p * K + i] + u[i];
+                ST(dx_, pc.off[7] + e, g);
+                ST(dsigma_, pc.off[6] + e, g * y[i]);
+                gy[i] = sg[p * K + i] * g;
+            }
+            // Walk the rotations backwards: the second layer (outputs y),
+            // then the first (outputs ymid). Pairs within a layer are
+            // disjoint, so their order inside a layer does not matter.
+            for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+                uint pq = K / 2u + q;
+                uint i = 2u * q + 1u;
+                float gi = gy[i], gj = gy[i + 1u];
+                ST(dtheta_, pc.off[5] + ti + pq, y[i] * gj - y[i + 1u] * gi);
+                gy[i] = cs[pq] * gi + sn[pq] * gj;
+                gy[i + 1u] = cs[pq] * gj - sn[pq] * gi;
+            }
+            for (uint q = 0u; q < K / 2u; q++) {
+                uint i = 2u * q;
+                float gi = gy[i], gj = gy[i + 1u];
+                ST(dtheta_, pc.off[5] + ti + q, ymid[i] * gj - ymid[i + 1u] * gi);
+                gy[i] = cs[q] * gi + sn[q] * gj;
+                gy[i + 1u] = cs[q] * gj - sn[q] * gi;
+            }
+            for (uint i = 0u; i < K; i++) {
+                u[i] = gy[i];
+            }
         }
     }
     if (HAS_INIT) {

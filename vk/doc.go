@@ -100,7 +100,11 @@
 //
 // givens_scan: one invocation per block walks all of T (one chunk: its
 // chunk aggregate would be a dense kxk product, k^3 work per step), the
-// rotations recomputed in registers, never divided by sigma.
+// rotations recomputed in registers, never divided by sigma. The inputs of
+// P steps (P = 64/k forward, 32/k backward) are loaded into registers
+// before they are applied, so that P steps' loads are in flight at once;
+// workgroups of 32 invocations spread the few blocks over many compute
+// units.
 //
 // Tensors larger than maxStorageBufferRange are processed in slices of the
 // batch: each slice binds ranges starting at aligned offsets and passes the

@@ -285,6 +285,11 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	d := c.dims
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	wg, chunks := blockWG, 1
+	if c.op == scans.OpGivensScan {
+		// One invocation per block: small workgroups spread the few
+		// invocations over more compute units.
+		wg = givensWG
+	}
 	if phase == 0 && c.op != scans.OpGivensScan {
 		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	}

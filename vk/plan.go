@@ -77,6 +77,7 @@ const (
 	targetInvocations  = 1 << 17
 	maxElementwiseWG   = 256
 	blockWG            = 64
+	givensWG           = 32
 )
 
 // minChunkSteps is the shortest chunk of the block kernels, and
