@@ -133,16 +133,3 @@ type Instrumented interface {
 	// launch, the fixed cost each launch adds.
 	DispatchLatency() (time.Duration, error)
 }
-
-// Envelope lists the block sizes k and v that the GPU kernels serve.
-var Envelope = []int{1, 2, 4, 8, 16}
-
-// InEnvelope reports whether n is one of Envelope's sizes.
-func InEnvelope(n int) bool {
-	for _, e := range Envelope {
-		if n == e {
-			return true
-		}
-	}
-	return false
-}
