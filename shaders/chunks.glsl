@@ -23,11 +23,19 @@
 layout(constant_id = 3) const uint CHUNKS = 1;
 layout(constant_id = 4) const uint TILE = 32;
 
-// Steps per invocation and segment, held in registers.
-const uint L = 16u;
+// Steps per invocation and segment, held in registers (a kernel may set
+// STEPS before including this file).
+#ifndef STEPS
+#define STEPS 16u
+#endif
+const uint L = STEPS;
 
+// Scalar chunk aggregates (a kernel with larger aggregates defines
+// CUSTOM_AGGREGATES and declares its own).
+#ifndef CUSTOM_AGGREGATES
 shared float sh_p[WG];
 shared float sh_q[WG];
+#endif
 
 struct Lane {
     bool live;  // the channel exists (the last tile may be partial)
@@ -63,4 +71,6 @@ uint segments() {
 // sequentially from the segment's carry, reading from memory and storing
 // only its own steps, so that NaN and Inf propagate exactly as in the
 // sequential reference.
+#ifndef CUSTOM_AGGREGATES
 bool agg_ok(float p, float q);
+#endif

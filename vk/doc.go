@@ -87,16 +87,26 @@
 // segment of a channel with such an aggregate is walked sequentially
 // instead: NaN and Inf propagate as in the eager reference.
 //
-// matrix_scan, matrix_affine_scan: H_t = A_t H_{t-1} + X_t multiplies from
-// the left, so each of a block's v columns evolves on its own; one
-// invocation keeps one column (k floats) in registers. T is chunked as
-// above when ceil(k/v) <= 4 (pass 1 also builds each chunk's kxk transition
-// product, column by column across the lane's invocations, which costs
-// about 1 + ceil(k/v) plain steps), with the same doubling rule plus a
-// shared-memory budget of 16 KiB; otherwise, and for short T or many lanes,
-// an invocation walks all of T. The backward is the same reverse scan per
-// column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a second
-// dispatch computes it from G read back in f32.
+// matrix_scan: the elementwise layout with a 2x2 block for a channel: a
+// workgroup owns a batch entry and a tile of contiguous blocks (so
+// neighbouring invocations read neighbouring blocks), each invocation holds
+// 8 steps of A and b in registers, and the chunk aggregates are 2x2 affine
+// maps; the same segment rule with 8 steps per invocation.
+//
+// matrix_affine_scan: H_t = A_t H_{t-1} + X_t multiplies from the left, so
+// each of a block's v columns evolves on its own; one invocation keeps one
+// column (k floats) in registers. T is chunked when ceil(k/v) <= 4: pass 1
+// computes each chunk's aggregate from a zero carry (its kxk transition
+// product built column by column across the lane's invocations, about
+// 1 + ceil(k/v) plain steps), the aggregates meet in shared memory, and
+// pass 2 rescans each chunk with its carry-in. The chunk count doubles from
+// 1 while each chunk keeps at least 16 steps, the device holds fewer than
+// 2^18 invocations, the workgroup stays within 256 invocations and the
+// aggregates within 16 KiB of shared memory; otherwise, and for short T or
+// many lanes, an invocation walks all of T. A channel with a non-finite
+// aggregate is rescanned sequentially. The backward is the same reverse
+// scan per column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a
+// second dispatch computes it from G read back in f32.
 //
 // givens_scan: one invocation per block walks all of T (one chunk: its
 // chunk aggregate would be a dense kxk product, k^3 work per step), the

@@ -149,7 +149,11 @@ func tensorOrNil(t *Tensor) scans.Tensor {
 
 func (c *call) elementwise(dir scans.Direction) kernel {
 	d := c.dims
-	tile, chunks := elementwiseLayout(d.B, d.T, d.N, c.dev.maxWorkgroup())
+	steps := stepsPerInvocation
+	if c.op == scans.OpMatrixScan {
+		steps = matrixScanSteps
+	}
+	tile, chunks := tiledLayout(d.B, d.T, d.N, c.dev.maxWorkgroup(), steps)
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	k.spec[specWG] = uint32(tile * chunks)
 	k.spec[specK], k.spec[specV] = 1, 1
@@ -316,7 +320,13 @@ func (b *Backend) affine(op scans.Op, d scans.Dims, A, X, H0 scans.Tensor) (scan
 	if err != nil {
 		return nil, c.allocErr(err)
 	}
-	k := c.block(scans.Forward, 0)
+	var k kernel
+	if op == scans.OpMatrixScan {
+		k = c.elementwise(scans.Forward)
+		k.spec[specK] = 2
+	} else {
+		k = c.block(scans.Forward, 0)
+	}
 	sa, sx, s0 := d.T*d.N*d.K*d.K, d.T*d.N*d.K*d.V, d.N*d.K*d.V
 	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], sa), c.in(v[1], sx), c.in(v[2], s0), c.out(out, sx)
 	if v[2] != nil {
@@ -353,7 +363,13 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 		}
 	}
 	sa, sx, s0 := d.T*d.N*d.K*d.K, d.T*d.N*d.K*d.V, d.N*d.K*d.V
-	k := c.block(scans.Backward, 0)
+	var k kernel
+	if op == scans.OpMatrixScan {
+		k = c.elementwise(scans.Backward)
+		k.spec[specK] = 2
+	} else {
+		k = c.block(scans.Backward, 0)
+	}
 	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], sa), c.in(v[2], s0), c.in(v[3], sx), c.in(v[4], sx)
 	k.binds[4], k.binds[5], k.binds[6] = c.out(oA, sa), c.out(oX, sx), c.out(o0, s0)
 	if v[2] != nil {

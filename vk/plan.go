@@ -88,6 +88,17 @@ const (
 )
 
 func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
+	return tiledLayout(B, T, D, maxWG, stepsPerInvocation)
+}
+
+// matrixScanSteps is the steps per invocation of the matrix_scan kernels,
+// which lay out 2x2 blocks as the elementwise kernels lay out channels
+// (a tile of contiguous blocks, segments of T held in registers) with the
+// same rule, 8 steps of six inputs per invocation.
+const matrixScanSteps = 8
+
+// tiledLayout is the rule above for steps steps per invocation.
+func tiledLayout(B, T, D int, maxWG int, steps int) (tile, chunks int) {
 	tile = 1
 	for tile < D && tile < 32 {
 		tile *= 2
@@ -99,7 +110,7 @@ func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
 	}
 	chunks = 1
 	for tile*chunks*2 <= limit &&
-		int64(chunks)*stepsPerInvocation < int64(T) &&
+		int64(chunks)*int64(steps) < int64(T) &&
 		lanes*int64(tile*chunks*2) <= targetInvocations {
 		chunks *= 2
 	}

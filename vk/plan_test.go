@@ -35,19 +35,37 @@ func TestElementwiseLayout(t *testing.T) {
 	}
 }
 
+func TestMatrixScanLayout(t *testing.T) {
+	for _, c := range []struct {
+		B, T, N      int
+		tile, chunks int
+	}{
+		{32, 4096, 512, 32, 8}, // large: 512 lanes*32*8 = 2^17
+		{16, 1024, 32, 32, 8},  // long-T: workgroup cap, 16 segments of 64 steps
+		{128, 64, 32, 32, 8},   // lab: one segment
+		{1, 8, 3, 4, 1},        // one segment of 8 steps
+		{1, 9, 3, 4, 2},
+	} {
+		tile, chunks := tiledLayout(c.B, c.T, c.N, 1024, matrixScanSteps)
+		if tile != c.tile || chunks != c.chunks {
+			t.Errorf("%+v: tile %d chunks %d", c, tile, chunks)
+		}
+	}
+}
+
 func TestBlockLayout(t *testing.T) {
 	for _, c := range []struct {
 		B, T, N, K, V int
 		wg, chunks    int
 	}{
-		{3, 1000, 5, 2, 1, 32, 16},    // matrix_scan: 2 lanes per workgroup
+		{3, 1000, 5, 2, 1, 32, 16},    // k=2 v=1: 2 lanes per workgroup
 		{3, 63, 5, 2, 1, 64, 1},       // too short to chunk
 		{3, 64, 5, 2, 1, 32, 2},       //
 		{3, 1000, 5, 16, 1, 64, 1},    // ceil(16/1) = 16: pass 1 too costly
 		{3, 1000, 5, 16, 16, 64, 4},   // shared memory: 8 chunks of a 16x16 P plus S would exceed 16 KiB
 		{3, 1000, 5, 8, 8, 128, 16},   //
-		{32, 4096, 512, 2, 1, 32, 16}, // large matrix_scan
-		{128, 64, 32, 2, 1, 32, 2},    // lab matrix_scan
+		{32, 4096, 512, 2, 1, 32, 16}, // k=2 v=1 at the large shape
+		{128, 64, 32, 2, 1, 32, 2},    // k=2 v=1 at the lab shape
 		{1 << 14, 1000, 16, 2, 1, 64, 1},
 	} {
 		wg, chunks := blockLayout(c.B, c.T, c.N, c.K, c.V, 1024, 16<<10)
