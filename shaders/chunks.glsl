@@ -24,7 +24,8 @@ layout(constant_id = 3) const uint CHUNKS = 1;
 layout(constant_id = 4) const uint TILE = 32;
 
 // Steps per invocation and segment, held in registers (a kernel may set
-// STEPS before including this file).
+// STEPS before including this file). Loops over them carry [[unroll]], so
+// the SPIR-V itself is unrolled and the arrays are plain values.
 #ifndef STEPS
 #define STEPS 16u
 #endif

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // linear_scan backward. One reverse scan:
 //   G_t = dh_t + a_{t+1} G_{t+1},  db_t = G_t,  da_t = G_t h_{t-1},
 //   dh0 = a_0 G_0   (h_{-1} = h0 or 0).
@@ -39,7 +40,7 @@ void main() {
         uint t0 = ((sg - 1u) * CHUNKS + l.j) * L;
         float ra[L];
         float rd[L];
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             ra[s] = 1.0;
             rd[s] = 0.0;
             if (l.live && t0 + s < pc.T) {
@@ -52,7 +53,7 @@ void main() {
         bool seq = false;
         if (CHUNKS > 1u) {
             float p = 1.0, q = 0.0;
-            for (uint s = L; s > 0u; s--) {
+            [[unroll]] for (uint s = L; s > 0u; s--) {
                 q = ra[s - 1u] * (rd[s - 1u] + q);
                 p *= ra[s - 1u];
             }
@@ -94,7 +95,7 @@ void main() {
             carry = y;
             continue;
         }
-        for (uint s = L; s > 0u; s--) {
+        [[unroll]] for (uint s = L; s > 0u; s--) {
             float g = rd[s - 1u] + u;
             uint t = t0 + s - 1u;
             if (l.live && t < pc.T) {

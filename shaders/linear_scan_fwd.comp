@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // linear_scan forward: h_t = a_t * h_{t-1} + b_t elementwise, h_{-1} = h0 or 0.
 // A chunk's map is h -> p*h + q (see chunks.glsl for the segments).
 #include "common.glsl"
@@ -26,7 +27,7 @@ void main() {
         uint t0 = (sg * CHUNKS + l.j) * L;
         float ra[L];
         float rb[L];
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             ra[s] = 1.0;
             rb[s] = 0.0;
             if (l.live && t0 + s < pc.T) {
@@ -39,7 +40,7 @@ void main() {
         bool seq = false;
         if (CHUNKS > 1u) {
             float p = 1.0, q = 0.0;
-            for (uint s = 0u; s < L; s++) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
                 p *= ra[s];
                 q = ra[s] * q + rb[s];
             }
@@ -79,7 +80,7 @@ void main() {
             carry = y;
             continue;
         }
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             h = ra[s] * h + rb[s];
             if (l.live && t0 + s < pc.T) {
                 ST(h_, pc.off[3] + base + (t0 + s) * pc.N, h);

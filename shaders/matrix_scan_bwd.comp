@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // matrix_scan backward, one reverse scan per 2x2 block:
 //   G_t = dh_t + A_{t+1}^T G_{t+1},  db_t = G_t,  dA_t = G_t h_{t-1}^T,
 //   dh0 = A_0^T G_0   (h_{-1} = h0 or 0).
@@ -55,7 +56,7 @@ void main() {
         uint t0 = ((sg - 1u) * CHUNKS + l.j) * L;
         float ra[4u * L];
         float rd[2u * L];
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             ra[4u * s] = 1.0;
             ra[4u * s + 1u] = 0.0;
             ra[4u * s + 2u] = 0.0;
@@ -64,9 +65,11 @@ void main() {
             rd[2u * s + 1u] = 0.0;
             if (l.live && t0 + s < pc.T) {
                 uint blk = bn + (t0 + s) * pc.N;
-                for (uint e = 0u; e < 4u; e++) {
-                    ra[4u * s + e] = LD(A_, pc.off[0] + blk * 4u + e);
-                }
+                uint ai = pc.off[0] + blk * 4u;
+                ra[4u * s] = LD(A_, ai);
+                ra[4u * s + 1u] = LD(A_, ai + 1u);
+                ra[4u * s + 2u] = LD(A_, ai + 2u);
+                ra[4u * s + 3u] = LD(A_, ai + 3u);
                 rd[2u * s] = LD(dH_, pc.off[3] + blk * 2u);
                 rd[2u * s + 1u] = LD(dH_, pc.off[3] + blk * 2u + 1u);
             }
@@ -76,7 +79,7 @@ void main() {
         if (CHUNKS > 1u) {
             // The chunk's map from a zero carry: P = A_first^T ... A_last^T.
             float p00 = 1.0, p01 = 0.0, p10 = 0.0, p11 = 1.0, q0 = 0.0, q1 = 0.0;
-            for (uint s = L; s > 0u; s--) {
+            [[unroll]] for (uint s = L; s > 0u; s--) {
                 uint o = 4u * (s - 1u);
                 float a00 = ra[o], a01 = ra[o + 1u], a10 = ra[o + 2u], a11 = ra[o + 3u];
                 float n00 = a00 * p00 + a10 * p10, n01 = a00 * p01 + a10 * p11;
@@ -138,7 +141,7 @@ void main() {
             c1 = y1;
             continue;
         }
-        for (uint s = L; s > 0u; s--) {
+        [[unroll]] for (uint s = L; s > 0u; s--) {
             uint o = 4u * (s - 1u);
             float g0 = rd[2u * (s - 1u)] + u0, g1 = rd[2u * (s - 1u) + 1u] + u1;
             uint t = t0 + s - 1u;

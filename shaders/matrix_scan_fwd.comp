@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // matrix_scan forward: h_t = A_t h_{t-1} + b_t per 2x2 block, h_{-1} = h0
 // or 0. The layout is the elementwise kernels' (chunks.glsl) with a block
 // for a channel: a workgroup owns a batch entry and a tile of TILE
@@ -36,7 +37,7 @@ void main() {
         uint t0 = (sg * CHUNKS + l.j) * L;
         float ra[4u * L];
         float rx[2u * L];
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             ra[4u * s] = 1.0;
             ra[4u * s + 1u] = 0.0;
             ra[4u * s + 2u] = 0.0;
@@ -45,9 +46,11 @@ void main() {
             rx[2u * s + 1u] = 0.0;
             if (l.live && t0 + s < pc.T) {
                 uint blk = bn + (t0 + s) * pc.N;
-                for (uint e = 0u; e < 4u; e++) {
-                    ra[4u * s + e] = LD(A_, pc.off[0] + blk * 4u + e);
-                }
+                uint ai = pc.off[0] + blk * 4u;
+                ra[4u * s] = LD(A_, ai);
+                ra[4u * s + 1u] = LD(A_, ai + 1u);
+                ra[4u * s + 2u] = LD(A_, ai + 2u);
+                ra[4u * s + 3u] = LD(A_, ai + 3u);
                 rx[2u * s] = LD(X_, pc.off[1] + blk * 2u);
                 rx[2u * s + 1u] = LD(X_, pc.off[1] + blk * 2u + 1u);
             }
@@ -57,7 +60,7 @@ void main() {
         if (CHUNKS > 1u) {
             // The chunk's map from a zero carry: P = A_last ... A_first.
             float p00 = 1.0, p01 = 0.0, p10 = 0.0, p11 = 1.0, s0 = 0.0, s1 = 0.0;
-            for (uint s = 0u; s < L; s++) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
                 float a00 = ra[4u * s], a01 = ra[4u * s + 1u], a10 = ra[4u * s + 2u], a11 = ra[4u * s + 3u];
                 float n00 = a00 * p00 + a01 * p10, n01 = a00 * p01 + a01 * p11;
                 float n10 = a10 * p00 + a11 * p10, n11 = a10 * p01 + a11 * p11;
@@ -120,7 +123,7 @@ void main() {
             c1 = y1;
             continue;
         }
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             float n0 = ra[4u * s] * h0 + ra[4u * s + 1u] * h1 + rx[2u * s];
             float n1 = ra[4u * s + 2u] * h0 + ra[4u * s + 3u] * h1 + rx[2u * s + 1u];
             h0 = n0;

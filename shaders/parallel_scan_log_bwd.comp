@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // parallel_scan_log backward. With a_t = exp(log_coeffs_t):
 //   G_t = dh_t + a_{t+1} G_{t+1}
 //   dlog_values_{t+1} = G_t exp(log_values_{t+1})
@@ -37,7 +38,7 @@ void main() {
         uint t0 = ((sg - 1u) * CHUNKS + l.j) * L;
         float rc[L];
         float rd[L];
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             rc[s] = 0.0;
             rd[s] = 0.0;
             if (l.live && t0 + s < pc.T) {
@@ -50,7 +51,7 @@ void main() {
         bool seq = false;
         if (CHUNKS > 1u) {
             float p = 1.0, q = 0.0;
-            for (uint s = L; s > 0u; s--) {
+            [[unroll]] for (uint s = L; s > 0u; s--) {
                 float at = exp(rc[s - 1u]);
                 q = at * (rd[s - 1u] + q);
                 p *= at;
@@ -97,7 +98,7 @@ void main() {
             carry = y;
             continue;
         }
-        for (uint s = L; s > 0u; s--) {
+        [[unroll]] for (uint s = L; s > 0u; s--) {
             float g = rd[s - 1u] + u;
             uint st = t0 + s - 1u;
             if (l.live && st < pc.T) {

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // parallel_scan_log forward, in log space:
 //   log h_t = logaddexp(log_coeffs_t + log h_{t-1}, log_values_{t+1}),
 //   log h_{-1} = log_values_0;  h_t = exp(log h_t).
@@ -32,7 +33,7 @@ void main() {
         uint t0 = (sg * CHUNKS + l.j) * L;
         float rc[L];
         float rv[L];
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             rc[s] = 0.0;
             rv[s] = NEG_INF;
             if (l.live && t0 + s < pc.T) {
@@ -44,7 +45,7 @@ void main() {
         bool seq = false;
         if (CHUNKS > 1u) {
             float sum = 0.0, q = NEG_INF;
-            for (uint s = 0u; s < L; s++) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
                 sum += rc[s];
                 q = logaddexp(rc[s] + q, rv[s]);
             }
@@ -84,7 +85,7 @@ void main() {
             carry = y;
             continue;
         }
-        for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
             lh = logaddexp(rc[s] + lh, rv[s]);
             if (l.live && t0 + s < pc.T) {
                 ST(h_, pc.off[2] + base + (t0 + s) * pc.N, exp(lh));
