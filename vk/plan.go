@@ -81,10 +81,12 @@ const (
 )
 
 // minChunkSteps is the shortest chunk of the block kernels, and
-// blockTargetInvocations their device-filling bound.
+// blockTargetInvocations their device-filling bound: chunking makes pass 1
+// read A and X a second time, which costs more than the latency it hides
+// once the lanes' columns alone number about 2^15.
 const (
 	minChunkSteps          = 16
-	blockTargetInvocations = 1 << 18
+	blockTargetInvocations = 1 << 15
 )
 
 func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
