@@ -53,14 +53,20 @@
 //   - linear_scan and parallel_scan_log: a lane is a batch row and a tile
 //     of 32 contiguous channels, so a warp's loads are coalesced; the block
 //     is 32 x C threads.
-//   - matrix_scan and matrix_affine_scan: a lane is one block (b, n). The
-//     v columns of H are independent recurrences sharing A_t, so thread j
-//     of a chunk owns column j (k registers) and needs no communication in
-//     the forward; the backward joins the columns' contributions to dA_t
-//     in shared memory, one barrier per step. matrix_scan is the k=2, v=1
-//     case. A chunk's aggregate includes its transition product, carried
-//     as k*ceil(k/v) registers; where that exceeds 64 (k=16 with v < 4)
-//     the lane is one chunk.
+//   - matrix_scan and matrix_affine_scan with v > 1: a lane is one block
+//     (b, n). The v columns of H are independent recurrences sharing A_t,
+//     so thread j of a chunk owns column j (k registers) and needs no
+//     communication in the forward; the backward joins the columns'
+//     contributions to dA_t in shared memory, one barrier per step. A
+//     chunk's aggregate includes its transition product, carried as
+//     k*ceil(k/v) registers; where that exceeds 64 (k=16 with v < 4) the
+//     lane is one chunk.
+//   - matrix_scan (k=2, v=1) and matrix_affine_scan with v = 1: a lane is
+//     a batch row and a tile of W contiguous blocks n, one thread per
+//     block (k registers of state), so a warp's loads of A_t are one
+//     contiguous run; the block is W x C threads. W is 32, halved down to
+//     4 while the grid would give an SM fewer than two blocks (see
+//     affineTile). The backward forms dA_t = G_t h_{t-1}^T in the thread.
 //   - givens_scan: a lane is one block (b, n), one thread per chunk holding
 //     the k channels; rotations are recomputed in registers, never formed
 //     as a matrix, and the backward never divides by sigma. Chunking

@@ -66,13 +66,21 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x, {B, T + 1, N}}
 		}
 	case scans.OpMatrixScan, scans.OpMatrixAffineScan:
-		// One block of V x C threads per (b, n), C chunks of T where
-		// affineChunkable (affine.cuh).
+		// V > 1: one block of V x C threads per (b, n). V = 1: one block
+		// of W x C threads per (b, tile of W contiguous n), W =
+		// affineTile. C chunks of T where affineChunkable (affine.cuh).
+		w, width, lanes := 1, V, B*N
+		if V == 1 {
+			w = affineTile(B, N, occ)
+			width, lanes = w, B*((N+w-1)/w)
+		}
 		c := 1
 		if affineChunkable(K, V) {
-			c = chunkCount(T, B*N, V, occ, func(c int) bool { return affineShared(K, V, c, bwd) <= maxShared })
+			c = chunkCount(T, lanes, width, occ, func(c int) bool {
+				return affineShared(K, V, w, c, bwd) <= maxShared && width*c <= affineMaxThreads(K, V)
+			})
 		}
-		p.grid, p.bx, p.by, p.shared = B*N, V, c, affineShared(K, V, c, bwd)
+		p.grid, p.bx, p.by, p.shared = lanes, width, c, affineShared(K, V, w, c, bwd)
 		A, X := []int{B, T, N, K, K}, []int{B, T, N, K, V}
 		h0 := opt(B, N, K, V)
 		if op == scans.OpMatrixScan {
@@ -147,12 +155,12 @@ const (
 )
 
 // occupancy is what a device keeps in flight at once, over all its SMs:
-// threads and thread blocks.
-type occupancy struct{ threads, blocks int }
+// threads and thread blocks, and its number of SMs.
+type occupancy struct{ threads, blocks, sms int }
 
 // h200 is an NVIDIA H200's occupancy: 132 SMs of 2048 threads and 32
 // blocks each. Tests plan launches with it.
-var h200 = occupancy{threads: 132 * 2048, blocks: 132 * 32}
+var h200 = occupancy{threads: 132 * 2048, blocks: 132 * 32, sms: 132}
 
 // chunkCount is the number of chunks C into which a scan cuts T, for
 // lanes lanes (thread blocks) of width threads per chunk on a device of
@@ -199,16 +207,47 @@ func givensShared(k, c int) int {
 }
 
 // affineShared is the dynamic shared memory in bytes of the affine
-// kernels with c chunks: the chunks' aggregates, c * (k*k + k*v) floats
-// when c > 1, and for the backward the per-step buffers of dA_t,
-// c * 4 * k*v floats.
-func affineShared(k, v, c int, bwd bool) int {
+// kernels with c chunks and tiles of w lanes (w = 1 when v > 1): the
+// chunks' aggregates, c * w * (k*k + k*v) floats when c > 1, and for the
+// backward with v > 1 the per-step buffers of dA_t, c * 4 * k*v floats.
+func affineShared(k, v, w, c int, bwd bool) int {
 	n := 0
 	if c > 1 {
-		n = c * (k*k + k*v)
+		n = c * w * (k*k + k*v)
 	}
-	if bwd {
+	if bwd && v > 1 {
 		n += c * 4 * k * v
 	}
 	return 4 * n
+}
+
+// affineMaxThreads mirrors kernels/affine.cuh's AFFINE_MAX_THREADS, the
+// kernels' __launch_bounds__: the largest block the host may launch.
+func affineMaxThreads(k, v int) int {
+	switch {
+	case v > 1:
+		return v * 32
+	case k <= 2:
+		return 1024
+	case k == 4:
+		return 512
+	case k == 8:
+		return 128
+	}
+	return 32
+}
+
+// affineTile is the number W of contiguous lanes (blocks n of one batch
+// row) that one thread block of the affine kernels serves when v = 1, one
+// thread per lane, so that a warp's loads of A_t and X_t are contiguous.
+// W is 32, halved (down to 4) while the grid, b * ceil(n/W) blocks, would
+// give fewer than two blocks to each SM: few lanes then spread over the
+// whole GPU, their T cut into more chunks instead.
+func affineTile(b, n int, occ occupancy) int {
+	sms := max(occ.sms, 1)
+	w := tile
+	for w > 4 && b*((n+w-1)/w) < 2*sms {
+		w /= 2
+	}
+	return w
 }

@@ -283,17 +283,36 @@ func TestChunkCount(t *testing.T) {
 		}
 	}
 	// Shared memory limits the block forwards: k=v=16 takes 2 KiB a chunk.
-	fits := func(c int) bool { return affineShared(16, 16, c, false) <= maxShared }
+	fits := func(c int) bool { return affineShared(16, 16, 1, c, false) <= maxShared }
 	if got := chunkCount(100000, 1, 16, h200, fits); got != 16 {
 		t.Errorf("chunkCount(k=v=16) = %d, want 16 (32 KiB of 48)", got)
 	}
 	// The backward adds 4 KiB of step buffers a chunk: 6 KiB in all.
-	fits = func(c int) bool { return affineShared(16, 16, c, true) <= maxShared }
+	fits = func(c int) bool { return affineShared(16, 16, 1, c, true) <= maxShared }
 	if got := chunkCount(100000, 1, 16, h200, fits); got != 8 {
 		t.Errorf("chunkCount(k=v=16, backward) = %d, want 8 (48 KiB of 48)", got)
 	}
-	if got := affineShared(2, 1, 1, true); got != 4*4*2 {
-		t.Errorf("affineShared(k=2, v=1, c=1, backward) = %d, want 32", got)
+	// v = 1 needs no step buffers; its aggregates scale with the tile.
+	if got := affineShared(2, 1, 32, 1, true); got != 0 {
+		t.Errorf("affineShared(k=2, v=1, w=32, c=1, backward) = %d, want 0", got)
+	}
+	if got := affineShared(2, 1, 32, 8, true); got != 4*8*32*6 {
+		t.Errorf("affineShared(k=2, v=1, w=32, c=8, backward) = %d, want %d", got, 4*8*32*6)
+	}
+	// Tiles of lanes for v = 1: 32 wide when lanes are plentiful (large
+	// matrix_scan, 32*512 lanes), narrower when few (long-T, 16*32).
+	if got := affineTile(32, 512, h200); got != 32 {
+		t.Errorf("affineTile(B=32, N=512) = %d, want 32", got)
+	}
+	if got := affineTile(16, 32, h200); got != 4 {
+		t.Errorf("affineTile(B=16, N=32) = %d, want 4", got)
+	}
+	for k := 1; k <= 16; k *= 2 {
+		w := 32
+		fits := func(c int) bool { return affineShared(k, 1, w, c, true) <= maxShared && w*c <= affineMaxThreads(k, 1) }
+		if c := chunkCount(100000, 1, w, h200, fits); w*c > affineMaxThreads(k, 1) {
+			t.Errorf("k=%d, v=1: %d chunks of %d lanes exceed the launch bound %d", k, c, w, affineMaxThreads(k, 1))
+		}
 	}
 	for k := 1; k <= 16; k *= 2 {
 		for v := 1; v <= 16; v *= 2 {

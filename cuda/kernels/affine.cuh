@@ -1,7 +1,15 @@
 // The block affine scan H_t = A_t H_{t-1} + X_t, with A (B,T,N,K,K),
 // X and H (B,T,N,K,V), H0 (B,N,K,V) or null for zeros, and its backward.
 //
-// A lane is one block (b, n); the grid has B*N blocks. The V columns of H
+// Lanes. With V > 1 a thread block serves one lane, the block (b, n); the
+// grid has B*N blocks. With V = 1 (matrix_scan among others) a thread
+// block serves a tile of W = blockDim.x contiguous n of one batch row b
+// (the grid has B*ceil(N/W) blocks), thread x owning lane n0 + x: a warp's
+// loads of A[b,t,n0..n0+W-1] are then one contiguous run of W*K*K
+// elements. Threads past the last n compute lane N-1 again and store
+// nothing. The host picks W (affineTile, a power of two up to 32).
+//
+// With V > 1 the V columns of H
 // are independent recurrences that share A_t, so thread j (threadIdx.x)
 // owns column j: K registers of state, updated with K*K FMAs per step. A_t
 // is read by the V threads of a chunk at the same addresses (one broadcast
@@ -13,7 +21,7 @@
 // chunk from a zero state, giving column j of the chunk's offset Q_c, and
 // also carries the columns j, j+V, ... of the chunk's transition product
 // P_c = A_{t1-1} ... A_{t0} (started from the identity). The aggregates go
-// to shared memory (C * (K*K + K*V) floats, dynamic); after one barrier
+// to shared memory (C * W * (K*K + K*V) floats, dynamic); after one barrier
 // each chunk folds those before it, H = P_i H + Q_i from H0, and pass 2
 // re-scans its chunk from that carry and stores. Carrying P costs
 // K * ceil(K/V) registers, so chunking is compiled in only where that is
@@ -24,15 +32,34 @@
 
 #define AFFINE_CHUNKABLE(K, V) ((K) * (((K) + (V)-1) / (V)) <= 64)
 
+// AFFINE_MAX_THREADS is the largest block the host launches (the kernels'
+// __launch_bounds__): V columns x 32 chunks for V > 1; for V = 1, W lanes
+// x C chunks with W*C*(K*K + K) floats of aggregates in 48 KiB.
+#define AFFINE_MAX_THREADS(K, V) \
+    ((V) > 1 ? (V)*32 : (K) <= 2 ? 1024 : (K) == 4 ? 512 : (K) == 8 ? 128 : 32)
+
+// AFFINE_LANE defines the thread's lane: j its column of H (0 when V = 1),
+// w and W its place in the tile of lanes and the tile's width (0 and 1
+// when V > 1), b and n the block it computes (n clamped to N-1 past the
+// tile's end), lane = b*N + n, and on whether it stores.
+#define AFFINE_LANE()                                               \
+    const int j = V == 1 ? 0 : (int)threadIdx.x;                    \
+    const int w = V == 1 ? (int)threadIdx.x : 0;                    \
+    const int W = V == 1 ? (int)blockDim.x : 1;                     \
+    const i64 tiles = (N + W - 1) / W;                              \
+    const i64 b = (i64)blockIdx.x / tiles;                          \
+    const i64 nt = ((i64)blockIdx.x % tiles) * W + w;               \
+    const bool on = V > 1 || nt < N;                                \
+    const i64 n = on ? nt : N - 1;                                  \
+    const i64 lane = V == 1 ? b * N + n : (i64)blockIdx.x
+
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const void* __restrict__ X,
                                            const void* __restrict__ H0, void* __restrict__ H,
                                            i64 T, i64 N) {
     constexpr int PC = (K + V - 1) / V;  // columns of P per thread
-    const int j = threadIdx.x;
     const int c = threadIdx.y, C = blockDim.y;
-    const i64 lane = blockIdx.x;  // b*N + n
-    const i64 b = lane / N, n = lane % N;
+    AFFINE_LANE();
     const i64 L = (T + C - 1) / C;
     const i64 t0 = (i64)c * L < T ? (i64)c * L : T;
     const i64 t1 = t0 + L < T ? t0 + L : T;
@@ -91,27 +118,29 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
                 }
             }
         }
-        float* P = agg;              // P[c][r*K + col]
-        float* Q = agg + C * K * K;  // Q[c][r*V + j]
+        float* P = agg;                  // P[c][w][r*K + col]
+        float* Q = agg + C * W * K * K;  // Q[c][w][r*V + j]
+        const int slot = c * W + w;
 #pragma unroll
         for (int i = 0; i < K; i++) {
-            Q[c * (K * V) + i * V + j] = q[i];
+            Q[slot * (K * V) + i * V + j] = q[i];
 #pragma unroll
             for (int m = 0; m < PC; m++) {
                 if (j + m * V < K) {
-                    P[c * (K * K) + i * K + j + m * V] = p[m][i];
+                    P[slot * (K * K) + i * K + j + m * V] = p[m][i];
                 }
             }
         }
         __syncthreads();
         for (int ci = 0; ci < c; ci++) {
+            const int si = ci * W + w;
             float nh[K];
 #pragma unroll
             for (int r = 0; r < K; r++) {
-                float s = Q[ci * (K * V) + r * V + j];
+                float s = Q[si * (K * V) + r * V + j];
 #pragma unroll
                 for (int l = 0; l < K; l++) {
-                    s = fmaf(P[ci * (K * K) + r * K + l], h[l], s);
+                    s = fmaf(P[si * (K * K) + r * K + l], h[l], s);
                 }
                 nh[r] = s;
             }
@@ -143,7 +172,9 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 #pragma unroll
         for (int i = 0; i < K; i++) {
             h[i] = out[i];
-            st<DT>(H, x0 + i * V, out[i]);
+            if (on) {
+                st<DT>(H, x0 + i * V, out[i]);
+            }
         }
     }
 }
@@ -159,7 +190,9 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 // identity, M <- A_t^T M going back in time), the chunks fold those after
 // them, and pass 2 re-walks the chunk from its carry and stores.
 //
-// dA_t sums over the V columns, so at each step the V threads of a chunk
+// With V = 1, dA_t = G_t H_{t-1}^T is one thread's outer product, stored
+// as it is formed. With V > 1, dA_t sums over the V columns, so at each
+// step the V threads of a chunk
 // put their columns of G_t and H_{t-1} into shared memory and then share
 // the K*K sums of dA_t among themselves (thread j the elements j, j+V,
 // ...). The buffers alternate between even and odd steps, so one barrier
@@ -169,8 +202,8 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 // threads meet the same barriers; steps past a short chunk's end do
 // nothing but wait.
 //
-// Dynamic shared memory, in floats: C*(K*K + K*V) for the aggregates when
-// C > 1, then the step buffers, C * 2 * 2 * K*V.
+// Dynamic shared memory, in floats: C*W*(K*K + K*V) for the aggregates
+// when C > 1, then (V > 1) the step buffers, C * 2 * 2 * K*V.
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const void* __restrict__ H0,
                                            const void* __restrict__ H, const void* __restrict__ dH,
@@ -178,10 +211,8 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
                                            void* __restrict__ dH0, i64 T, i64 N) {
     constexpr int PC = (K + V - 1) / V;
     DYNAMIC_SHARED(smem);
-    const int j = threadIdx.x;
     const int c = threadIdx.y, C = blockDim.y;
-    const i64 lane = blockIdx.x;
-    const i64 b = lane / N, n = lane % N;
+    AFFINE_LANE();
     const i64 L = (T + C - 1) / C;
     const i64 t0 = (i64)c * L < T ? (i64)c * L : T;
     const i64 t1 = t0 + L < T ? t0 + L : T;
@@ -192,9 +223,10 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
     }
     float* step = smem;
     if (AFFINE_CHUNKABLE(K, V) && C > 1) {
-        float* M = smem;              // M[c][r*K + col]
-        float* Q = smem + C * K * K;  // Q[c][r*V + j]
-        step = Q + C * K * V;
+        float* M = smem;                  // M[c][w][r*K + col]
+        float* Q = smem + C * W * K * K;  // Q[c][w][r*V + j]
+        step = Q + C * W * K * V;
+        const int slot = c * W + w;
         float mcol[PC][K];
 #pragma unroll
         for (int m = 0; m < PC; m++) {
@@ -248,11 +280,11 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
         }
 #pragma unroll
         for (int i = 0; i < K; i++) {
-            Q[c * (K * V) + i * V + j] = g[i];
+            Q[slot * (K * V) + i * V + j] = g[i];
 #pragma unroll
             for (int m = 0; m < PC; m++) {
                 if (j + m * V < K) {
-                    M[c * (K * K) + i * K + j + m * V] = mcol[m][i];
+                    M[slot * (K * K) + i * K + j + m * V] = mcol[m][i];
                 }
             }
         }
@@ -263,13 +295,14 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
             g[i] = 0.0f;
         }
         for (int ci = C - 1; ci > c; ci--) {
+            const int si = ci * W + w;
             float ng[K];
 #pragma unroll
             for (int r = 0; r < K; r++) {
-                float s = Q[ci * (K * V) + r * V + j];
+                float s = Q[si * (K * V) + r * V + j];
 #pragma unroll
                 for (int l = 0; l < K; l++) {
-                    s = fmaf(M[ci * (K * K) + r * K + l], g[l], s);
+                    s = fmaf(M[si * (K * K) + r * K + l], g[l], s);
                 }
                 ng[r] = s;
             }
@@ -278,6 +311,52 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
                 g[r] = ng[r];
             }
         }
+    }
+    if (V == 1) {
+        // One column: dA_t = G_t H_{t-1}^T is the thread's own outer
+        // product; no shared step buffers, no barriers.
+        i64 blk = b * T * N + (t1 - 1) * N + n;
+        for (i64 t = t1 - 1; t >= t0; t--, blk -= N) {
+            const i64 a0 = blk * (K * K);
+            const i64 x0 = blk * K;
+            float G[K], p[K];
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                G[i] = ld<DT>(dH, x0 + i) + g[i];
+                p[i] = 0.0f;
+                if (t > 0) {
+                    p[i] = ld<DT>(H, x0 - N * K + i);
+                } else if (H0 != nullptr) {
+                    p[i] = ld<DT>(H0, lane * K + i);
+                }
+            }
+#pragma unroll
+            for (int l = 0; l < K; l++) {
+                float acc = 0.0f;
+#pragma unroll
+                for (int i = 0; i < K; i++) {
+                    acc = fmaf(ld<DT>(A, a0 + i * K + l), G[i], acc);
+                }
+                g[l] = acc;
+            }
+            if (on) {
+#pragma unroll
+                for (int i = 0; i < K; i++) {
+                    st<DT>(dX, x0 + i, G[i]);
+#pragma unroll
+                    for (int l = 0; l < K; l++) {
+                        st<DT>(dA, a0 + i * K + l, G[i] * p[l]);
+                    }
+                }
+            }
+        }
+        if (c == 0 && dH0 != nullptr && on) {
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                st<DT>(dH0, lane * K + i, g[i]);
+            }
+        }
+        return;
     }
     float* sG = step + c * (4 * K * V);  // [2][K*V]: G_t, row-major (K,V)
     float* sP = sG + 2 * K * V;          // [2][K*V]: H_{t-1}

@@ -4,12 +4,12 @@
 #include "affine.cuh"
 
 #define AFFINE_KV(NAME, DT, K, V)                                                               \
-    extern "C" __global__ void __launch_bounds__(V * 32, 1)                                     \
+    extern "C" __global__ void __launch_bounds__(AFFINE_MAX_THREADS(K, V), 1)                                     \
         matrix_affine_scan_fwd_##NAME##_k##K##_v##V(const void* A, const void* X,               \
                                                     const void* H0, void* H, i64 T, i64 N) {    \
         affine_fwd<DT, K, V>(A, X, H0, H, T, N);                                                \
     }                                                                                           \
-    extern "C" __global__ void __launch_bounds__(V * 32, 1)                                     \
+    extern "C" __global__ void __launch_bounds__(AFFINE_MAX_THREADS(K, V), 1)                                     \
         matrix_affine_scan_bwd_##NAME##_k##K##_v##V(const void* A, const void* H0,              \
                                                     const void* H, const void* dH, void* dA,    \
                                                     void* dX, void* dH0, i64 T, i64 N) {        \

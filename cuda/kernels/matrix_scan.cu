@@ -5,12 +5,12 @@
 #include "affine.cuh"
 
 #define MATRIX_SCAN(NAME, DT)                                                                   \
-    extern "C" __global__ void __launch_bounds__(32, 1)                                          \
+    extern "C" __global__ void __launch_bounds__(AFFINE_MAX_THREADS(2, 1), 1)                                          \
         matrix_scan_fwd_##NAME(const void* A, const void* b, const void* h0, void* h, i64 T,    \
                                i64 N) {                                                         \
         affine_fwd<DT, 2, 1>(A, b, h0, h, T, N);                                                \
     }                                                                                           \
-    extern "C" __global__ void __launch_bounds__(32, 1)                                          \
+    extern "C" __global__ void __launch_bounds__(AFFINE_MAX_THREADS(2, 1), 1)                                          \
         matrix_scan_bwd_##NAME(const void* A, const void* h0, const void* h, const void* dh,    \
                                void* dA, void* db, void* dh0, i64 T, i64 N) {                   \
         affine_bwd<DT, 2, 1>(A, h0, h, dh, dA, db, dh0, T, N);                                  \
