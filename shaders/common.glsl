@@ -7,7 +7,8 @@
 // needed. Arithmetic is always f32. LD widens an element to float exactly;
 // ST rounds to nearest even (NaN stays NaN) and stores. A 16-bit store
 // touches one half of a word that a neighbouring invocation may be writing
-// at the same time, so it uses two atomics (clear the half, then set it).
+// at the same time, so it uses two atomics (clear the half, then set it);
+// ST2 stores a pair of adjacent elements as one whole word where it can.
 //
 // Push constants: the sizes of the slice of the batch being processed and,
 // per binding, the element offset of the slice's first element inside the
@@ -128,6 +129,29 @@ uint f32_to_bf16(float f) {
         uint st_sh_ = (st_i_ & 1u) << 4;                                \
         atomicAnd(arr[st_i_ >> 1], ~(0xffffu << st_sh_));               \
         atomicOr(arr[st_i_ >> 1], NARROW(v) << st_sh_);                 \
+    }
+#endif
+
+// ST2 stores the adjacent elements i and i+1. For 16-bit types with i even
+// they fill one whole 32-bit word that no other invocation touches, so it
+// is one plain store, no atomics; with i odd it falls back to ST twice.
+#if defined(DT_F32)
+#define ST2(arr, i, v0, v1)                                             \
+    {                                                                   \
+        uint st2_i_ = (i);                                              \
+        arr[st2_i_] = (v0);                                             \
+        arr[st2_i_ + 1u] = (v1);                                        \
+    }
+#else
+#define ST2(arr, i, v0, v1)                                             \
+    {                                                                   \
+        uint st2_i_ = (i);                                              \
+        if ((st2_i_ & 1u) == 0u) {                                      \
+            arr[st2_i_ >> 1] = NARROW(v0) | (NARROW(v1) << 16);         \
+        } else {                                                        \
+            ST(arr, st2_i_, v0);                                        \
+            ST(arr, st2_i_ + 1u, v1);                                   \
+        }                                                               \
     }
 #endif
 

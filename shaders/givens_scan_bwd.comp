@@ -100,12 +100,16 @@ void main() {
                 y[i] = cs[pq] * xi - sn[pq] * xj;
                 y[i + 1u] = sn[pq] * xi + cs[pq] * xj;
             }
+            float gg[K];
             for (uint i = 0u; i < K; i++) {
+                gg[i] = dd[p * K + i] + u[i];
+                gy[i] = sg[p * K + i] * gg[i];
+            }
+            // K is even: pairs of adjacent elements, whole words for 16-bit.
+            for (uint i = 0u; i < K; i += 2u) {
                 uint e = s * K + i;
-                float g = dd[p * K + i] + u[i];
-                ST(dx_, pc.off[7] + e, g);
-                ST(dsigma_, pc.off[6] + e, g * y[i]);
-                gy[i] = sg[p * K + i] * g;
+                ST2(dx_, pc.off[7] + e, gg[i], gg[i + 1u]);
+                ST2(dsigma_, pc.off[6] + e, gg[i] * y[i], gg[i + 1u] * y[i + 1u]);
             }
             // Walk the rotations backwards: the second layer (outputs y),
             // then the first (outputs ymid). Pairs within a layer are
@@ -131,8 +135,8 @@ void main() {
         }
     }
     if (HAS_INIT) {
-        for (uint i = 0u; i < K; i++) {
-            ST(dh0_, pc.off[8] + (r.b * pc.N + r.n) * K + i, u[i]);
+        for (uint i = 0u; i < K; i += 2u) {
+            ST2(dh0_, pc.off[8] + (r.b * pc.N + r.n) * K + i, u[i], u[i + 1u]);
         }
     }
 }

@@ -65,7 +65,10 @@ void main() {
             uint s = step_index(r, t0 + p);
             for (uint i = 0u; i < K; i++) {
                 h[i] = sg[p * K + i] * h[i] + xx[p * K + i];
-                ST(h_, pc.off[4] + s * K + i, h[i]);
+            }
+            // K is even: pairs of adjacent elements, whole words for 16-bit.
+            for (uint i = 0u; i < K; i += 2u) {
+                ST2(h_, pc.off[4] + s * K + i, h[i], h[i + 1u]);
             }
         }
     }

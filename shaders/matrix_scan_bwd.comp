@@ -39,12 +39,9 @@ void store_step(Lane l, uint blk, uint t, float g0, float g1) {
         hp0 = LD(H0_, pc.off[1] + (l.b * pc.N + l.d) * 2u);
         hp1 = LD(H0_, pc.off[1] + (l.b * pc.N + l.d) * 2u + 1u);
     }
-    ST(dX_, pc.off[5] + blk * 2u, g0);
-    ST(dX_, pc.off[5] + blk * 2u + 1u, g1);
-    ST(dA_, pc.off[4] + blk * 4u, g0 * hp0);
-    ST(dA_, pc.off[4] + blk * 4u + 1u, g0 * hp1);
-    ST(dA_, pc.off[4] + blk * 4u + 2u, g1 * hp0);
-    ST(dA_, pc.off[4] + blk * 4u + 3u, g1 * hp1);
+    ST2(dX_, pc.off[5] + blk * 2u, g0, g1);
+    ST2(dA_, pc.off[4] + blk * 4u, g0 * hp0, g0 * hp1);
+    ST2(dA_, pc.off[4] + blk * 4u + 2u, g1 * hp0, g1 * hp1);
 }
 
 void main() {
@@ -158,7 +155,6 @@ void main() {
     }
     // c is now A_0^T G_0, alike in every invocation of the block.
     if (l.live && l.j == 0u && HAS_INIT) {
-        ST(dH0_, pc.off[6] + (l.b * pc.N + l.d) * 2u, c0);
-        ST(dH0_, pc.off[6] + (l.b * pc.N + l.d) * 2u + 1u, c1);
+        ST2(dH0_, pc.off[6] + (l.b * pc.N + l.d) * 2u, c0, c1);
     }
 }

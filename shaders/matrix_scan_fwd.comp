@@ -115,8 +115,7 @@ void main() {
                 y0 = n0;
                 y1 = n1;
                 if (t >= t0 && t < t0 + L) {
-                    ST(H_, pc.off[3] + blk * 2u, y0);
-                    ST(H_, pc.off[3] + blk * 2u + 1u, y1);
+                    ST2(H_, pc.off[3] + blk * 2u, y0, y1);
                 }
             }
             c0 = y0;
@@ -130,8 +129,7 @@ void main() {
             h1 = n1;
             if (l.live && t0 + s < pc.T) {
                 uint blk = bn + (t0 + s) * pc.N;
-                ST(H_, pc.off[3] + blk * 2u, h0);
-                ST(H_, pc.off[3] + blk * 2u + 1u, h1);
+                ST2(H_, pc.off[3] + blk * 2u, h0, h1);
             }
         }
         if (CHUNKS == 1u) {

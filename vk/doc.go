@@ -64,9 +64,11 @@
 // batch, see below) between two timestamps (LastKernelTime). Arithmetic is
 // f32; 16-bit outputs are rounded to nearest even at the store (NaN stays
 // NaN), and since two 16-bit elements share a 32-bit word that neighbouring
-// invocations may write at once, a 16-bit store is two atomics (clear the
-// half, set it). No kernel depends on the subgroup size or waits on
-// another workgroup.
+// invocations may write at once, a lone 16-bit store is two atomics (clear
+// the half, set it); where one invocation writes both elements of a word
+// (matrix_scan's 2-vectors and 2x2 blocks, the Givens states and their
+// gradients, k even) it writes the whole word with one plain store. No
+// kernel depends on the subgroup size or waits on another workgroup.
 //
 // linear_scan and parallel_scan_log: a workgroup owns one lane, a batch
 // entry and a tile of TILE contiguous channels (the smallest power of two
