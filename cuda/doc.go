@@ -64,13 +64,15 @@
 //   - matrix_scan (k=2, v=1) and matrix_affine_scan with v = 1: a lane is
 //     a batch row and a tile of W contiguous blocks n, one thread per
 //     block (k registers of state), so a warp's loads of A_t are one
-//     contiguous run; the block is W x C threads. W is 32, halved down to
-//     4 while the grid would give an SM fewer than two blocks (see
-//     affineTile). The backward forms dA_t = G_t h_{t-1}^T in the thread.
-//   - givens_scan: a lane is one block (b, n), one thread per chunk holding
-//     the k channels; rotations are recomputed in registers, never formed
-//     as a matrix, and the backward never divides by sigma. Chunking
-//     carries a k*k transition product, so k=16 runs as one chunk.
+//     contiguous run; the block is W x C threads. W is 32 (or the power
+//     of two just above N when N is smaller), halved down to 1 while the
+//     grid would give an SM fewer than two blocks (see affineTile). The
+//     backward forms dA_t = G_t h_{t-1}^T in the thread.
+//   - givens_scan: a lane is a batch row and a tile of W contiguous blocks
+//     n (W as for v = 1 above), one thread per block and chunk holding the
+//     k channels; rotations are recomputed in registers, never formed as
+//     a matrix, and the backward never divides by sigma. Chunking carries
+//     a k*k transition product, so k=16 runs as one chunk.
 //   - The number of chunks C (a power of two up to 32) grows while each
 //     chunk keeps at least 16 steps and the blocks the GPU holds at once
 //     still leave room for more threads (see chunkCount): one chunk when T

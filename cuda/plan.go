@@ -92,13 +92,18 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.ins, p.outs = []int{0, 2, 3, 4}, [][]int{A, X, h0}
 		}
 	case scans.OpGivensScan:
-		// One block of C threads per (b, n), one per chunk of T where
-		// givensChunkable (givens_scan.cu).
+		// One block of W x C threads per (b, tile of W contiguous n),
+		// W = affineTile, one thread per lane and chunk of T, C > 1
+		// where givensChunkable (givens_scan.cu).
+		w := affineTile(B, N, occ)
+		lanes := B * ((N + w - 1) / w)
 		c := 1
 		if givensChunkable(K) {
-			c = chunkCount(T, B*N, 1, occ, func(c int) bool { return givensShared(K, c) <= maxShared })
+			c = chunkCount(T, lanes, w, occ, func(c int) bool {
+				return givensShared(K, w, c) <= maxShared && w*c <= givensMaxThreads(K)
+			})
 		}
-		p.grid, p.bx, p.by, p.shared = B*N, 1, c, givensShared(K, c)
+		p.grid, p.bx, p.by, p.shared = lanes, w, c, givensShared(K, w, c)
 		x := []int{B, T, N, K}
 		if !bwd { // (theta, sigma, x, h0) -> h
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x}
@@ -198,13 +203,18 @@ func affineChunkable(k, v int) bool { return k*((k+v-1)/v) <= 64 }
 func givensChunkable(k int) bool { return k*k <= 64 }
 
 // givensShared is the dynamic shared memory in bytes of the Givens
-// kernels with c chunks: c * (k*k + k) floats when c > 1.
-func givensShared(k, c int) int {
+// kernels with c chunks and tiles of w lanes: c * w * (k*k + k) floats
+// when c > 1.
+func givensShared(k, w, c int) int {
 	if c == 1 {
 		return 0
 	}
-	return 4 * c * (k*k + k)
+	return 4 * c * w * (k*k + k)
 }
+
+// givensMaxThreads mirrors kernels/givens_scan.cu's GIVENS_MAX_THREADS,
+// the kernels' __launch_bounds__: the largest block the host may launch.
+func givensMaxThreads(k int) int { return affineMaxThreads(k, 1) }
 
 // affineShared is the dynamic shared memory in bytes of the affine
 // kernels with c chunks and tiles of w lanes (w = 1 when v > 1): the
@@ -238,15 +248,19 @@ func affineMaxThreads(k, v int) int {
 }
 
 // affineTile is the number W of contiguous lanes (blocks n of one batch
-// row) that one thread block of the affine kernels serves when v = 1, one
-// thread per lane, so that a warp's loads of A_t and X_t are contiguous.
-// W is 32, halved (down to 4) while the grid, b * ceil(n/W) blocks, would
-// give fewer than two blocks to each SM: few lanes then spread over the
-// whole GPU, their T cut into more chunks instead.
+// row) that one thread block of the affine kernels (when v = 1) and of the
+// Givens kernels serves, one thread per lane, so that a warp's loads of A_t and X_t are contiguous.
+// W is 32, or the smallest power of two >= n when n is smaller, halved
+// (down to 1) while the grid, b * ceil(n/W) blocks, would give fewer than
+// two blocks to each SM: few lanes then spread over the whole GPU, their
+// T cut into more chunks instead.
 func affineTile(b, n int, occ occupancy) int {
 	sms := max(occ.sms, 1)
 	w := tile
-	for w > 4 && b*((n+w-1)/w) < 2*sms {
+	for w > 1 && w/2 >= n {
+		w /= 2
+	}
+	for w > 1 && b*((n+w-1)/w) < 2*sms {
 		w /= 2
 	}
 	return w

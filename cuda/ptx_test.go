@@ -300,12 +300,30 @@ func TestChunkCount(t *testing.T) {
 		t.Errorf("affineShared(k=2, v=1, w=32, c=8, backward) = %d, want %d", got, 4*8*32*6)
 	}
 	// Tiles of lanes for v = 1: 32 wide when lanes are plentiful (large
-	// matrix_scan, 32*512 lanes), narrower when few (long-T, 16*32).
+	// matrix_scan, 32*512 lanes), narrower when few (lab 128*32, long-T 16*32).
 	if got := affineTile(32, 512, h200); got != 32 {
 		t.Errorf("affineTile(B=32, N=512) = %d, want 32", got)
 	}
-	if got := affineTile(16, 32, h200); got != 4 {
-		t.Errorf("affineTile(B=16, N=32) = %d, want 4", got)
+	if got := affineTile(16, 32, h200); got != 1 {
+		t.Errorf("affineTile(B=16, N=32) = %d, want 1", got)
+	}
+	if got := affineTile(128, 32, h200); got != 8 {
+		t.Errorf("affineTile(B=128, N=32) = %d, want 8", got)
+	}
+	// Never wider than the lanes of a batch row (Givens at lab: N = 8),
+	// and down to one lane when N = 1 with plenty of rows.
+	if got := affineTile(4096, 8, h200); got != 8 {
+		t.Errorf("affineTile(B=4096, N=8) = %d, want 8", got)
+	}
+	if got := affineTile(4096, 1, h200); got != 1 {
+		t.Errorf("affineTile(B=4096, N=1) = %d, want 1", got)
+	}
+	// Givens at the large shape: 512 blocks of 8 lanes x 16 chunks, the
+	// 128 threads its launch bound allows.
+	w := affineTile(32, 128, h200)
+	gfits := func(c int) bool { return givensShared(8, w, c) <= maxShared && w*c <= givensMaxThreads(8) }
+	if c := chunkCount(4096, 32*128/w, w, h200, gfits); w != 8 || c != 16 {
+		t.Errorf("Givens k=8 at B=32, T=4096, N=128: W=%d, C=%d, want 8 and 16", w, c)
 	}
 	for k := 1; k <= 16; k *= 2 {
 		w := 32

@@ -5,11 +5,16 @@
 // K/2-1 rotate (1,2), (3,4), ...; rotating (i,j) by th gives
 // x_i' = cos(th) x_i - sin(th) x_j, x_j' = sin(th) x_i + cos(th) x_j.
 //
-// A lane is one block (b, n): C = blockDim.y threads, one per chunk of T
-// (threadIdx.y), each holding the K channels in registers. With C > 1 a
+// A thread block serves a tile of W = blockDim.x contiguous n of one batch
+// row b (the grid has B*ceil(N/W) blocks) and C = blockDim.y chunks of T:
+// thread (x, y) holds the K channels of lane n0 + x over chunk y in
+// registers, so a warp's loads of one step are contiguous runs of W*K
+// (W*(K-1) for theta) elements. Threads past the last n compute lane N-1
+// again and store nothing. The host picks W (affineTile in plan.go, a
+// power of two up to 32). With C > 1 a
 // chunk first scans from a zero state (its offset Q_c) and carries its
 // transition product P_c as K columns of K registers, applying each step
-// to every column; the aggregates meet in shared memory (C * (K*K + K)
+// to every column; the aggregates meet in shared memory (C * W * (K*K + K)
 // floats, dynamic), each chunk folds those before it (after it, for the
 // backward) and re-scans its chunk from that carry. Carrying P_c takes K*K
 // registers, so chunking is compiled in for K <= 8 only
@@ -18,6 +23,11 @@
 #include "common.cuh"
 
 #define GIVENS_CHUNKABLE(K) ((K) * (K) <= 64)
+
+// GIVENS_MAX_THREADS is the largest block the host launches (the kernels'
+// __launch_bounds__): W lanes x C chunks with W*C*(K*K + K) floats of
+// aggregates in 48 KiB.
+#define GIVENS_MAX_THREADS(K) ((K) <= 2 ? 1024 : (K) == 4 ? 512 : (K) == 8 ? 128 : 32)
 
 // Step holds one step's transition A_t = diag(sigma_t) R(theta_t): the
 // cosines and sines of both layers and sigma.
@@ -96,16 +106,29 @@ struct Step {
     }
 };
 
-// Chunk is the part [t0, t1) of T that thread threadIdx.y scans.
+// Chunk is the part [t0, t1) of T that thread threadIdx.y scans, and the
+// thread's lane: b and n (clamped to N-1 past the tile's end), lane =
+// b*N + n, on whether it stores, and its aggregate slot c*W + w among the
+// C*W in shared memory.
 struct Chunk {
-    int c, C;
+    int c, C, slot, W;
     i64 t0, t1;
+    i64 b, n, lane;
+    bool on;
 };
 
-__device__ __forceinline__ Chunk chunk_of(i64 T) {
+__device__ __forceinline__ Chunk chunk_of(i64 T, i64 N) {
     Chunk k;
     k.c = threadIdx.y;
     k.C = blockDim.y;
+    k.W = blockDim.x;
+    k.slot = k.c * k.W + (int)threadIdx.x;
+    const i64 tiles = (N + k.W - 1) / k.W;
+    k.b = (i64)blockIdx.x / tiles;
+    const i64 nt = ((i64)blockIdx.x % tiles) * k.W + threadIdx.x;
+    k.on = nt < N;
+    k.n = k.on ? nt : N - 1;
+    k.lane = k.b * N + k.n;
     const i64 L = (T + k.C - 1) / k.C;
     k.t0 = (i64)k.c * L < T ? (i64)k.c * L : T;
     k.t1 = k.t0 + L < T ? k.t0 + L : T;
@@ -114,18 +137,19 @@ __device__ __forceinline__ Chunk chunk_of(i64 T) {
 
 // fold applies the aggregates of the chunks from..to (step +1 or -1,
 // exclusive of to) to y: y = P_ci y + Q_ci, with P (K,K) row-major and Q
-// (K) per chunk in shared memory.
+// (K) per chunk and lane in shared memory.
 template <int K>
 __device__ __forceinline__ void fold(float (&y)[K], const float* P, const float* Q, int from, int to,
-                                     int step) {
+                                     int step, int W) {
     for (int ci = from; ci != to; ci += step) {
+        const int si = ci * W + (int)threadIdx.x;
         float ny[K];
 #pragma unroll
         for (int r = 0; r < K; r++) {
-            float s = Q[ci * K + r];
+            float s = Q[si * K + r];
 #pragma unroll
             for (int l = 0; l < K; l++) {
-                s = fmaf(P[ci * (K * K) + r * K + l], y[l], s);
+                s = fmaf(P[si * (K * K) + r * K + l], y[l], s);
             }
             ny[r] = s;
         }
@@ -136,16 +160,16 @@ __device__ __forceinline__ void fold(float (&y)[K], const float* P, const float*
     }
 }
 
-// publish writes a chunk's aggregate (columns pc of P, and q) to shared
-// memory and waits for every chunk's.
+// publish writes a chunk's aggregate (columns pc of P, and q) to its slot
+// in shared memory and waits for every chunk's.
 template <int K>
-__device__ __forceinline__ void publish(float* P, float* Q, int c, const float (&pc)[K][K], const float (&q)[K]) {
+__device__ __forceinline__ void publish(float* P, float* Q, int slot, const float (&pc)[K][K], const float (&q)[K]) {
 #pragma unroll
     for (int r = 0; r < K; r++) {
-        Q[c * K + r] = q[r];
+        Q[slot * K + r] = q[r];
 #pragma unroll
         for (int col = 0; col < K; col++) {
-            P[c * (K * K) + r * K + col] = pc[col][r];
+            P[slot * (K * K) + r * K + col] = pc[col][r];
         }
     }
     __syncthreads();
@@ -155,16 +179,15 @@ template <int DT, int K>
 __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ x, const void* __restrict__ h0,
                                            void* __restrict__ h, i64 T, i64 N) {
-    const i64 lane = blockIdx.x;
-    const i64 b = lane / N, n = lane % N;
-    const Chunk ch = chunk_of(T);
+    const Chunk ch = chunk_of(T, N);
+    const i64 b = ch.b, n = ch.n, lane = ch.lane;
     float y[K];
 #pragma unroll
     for (int i = 0; i < K; i++) {
         y[i] = h0 != nullptr ? ld<DT>(h0, lane * K + i) : 0.0f;
     }
     if (GIVENS_CHUNKABLE(K) && ch.C > 1) {
-        DYNAMIC_SHARED(agg);  // P[C][K*K], then Q[C][K]
+        DYNAMIC_SHARED(agg);  // P[C][W][K*K], then Q[C][W][K]
         float q[K], pc[K][K];
 #pragma unroll
         for (int i = 0; i < K; i++) {
@@ -188,8 +211,8 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
                 st_.apply(pc[col]);
             }
         }
-        publish<K>(agg, agg + ch.C * K * K, ch.c, pc, q);
-        fold<K>(y, agg, agg + ch.C * K * K, 0, ch.c, 1);
+        publish<K>(agg, agg + ch.C * ch.W * K * K, ch.slot, pc, q);
+        fold<K>(y, agg, agg + ch.C * ch.W * K * K, 0, ch.c, 1, ch.W);
     }
     i64 blk = b * T * N + ch.t0 * N + n;
     // Unrolling lets the loads of the next steps (read-only, independent
@@ -203,7 +226,9 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
 #pragma unroll
         for (int i = 0; i < K; i++) {
             y[i] = st_.sg[i] * y[i] + ld<DT>(x, blk * K + i);
-            st<DT>(h, blk * K + i, y[i]);
+            if (ch.on) {
+                st<DT>(h, blk * K + i, y[i]);
+            }
         }
     }
 }
@@ -229,16 +254,15 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
                                            void* __restrict__ dsigma, void* __restrict__ dx,
                                            void* __restrict__ dh0, i64 T, i64 N) {
     constexpr int F = K / 2;
-    const i64 lane = blockIdx.x;
-    const i64 b = lane / N, n = lane % N;
-    const Chunk ch = chunk_of(T);
+    const Chunk ch = chunk_of(T, N);
+    const i64 b = ch.b, n = ch.n, lane = ch.lane;
     float carry[K];
 #pragma unroll
     for (int i = 0; i < K; i++) {
         carry[i] = 0.0f;
     }
     if (GIVENS_CHUNKABLE(K) && ch.C > 1) {
-        DYNAMIC_SHARED(agg);  // M[C][K*K], then Q[C][K]
+        DYNAMIC_SHARED(agg);  // M[C][W][K*K], then Q[C][W][K]
         float mc[K][K];
 #pragma unroll
         for (int i = 0; i < K; i++) {
@@ -261,12 +285,12 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
                 st_.applyT(mc[col]);
             }
         }
-        publish<K>(agg, agg + ch.C * K * K, ch.c, mc, carry);
+        publish<K>(agg, agg + ch.C * ch.W * K * K, ch.slot, mc, carry);
 #pragma unroll
         for (int i = 0; i < K; i++) {
             carry[i] = 0.0f;
         }
-        fold<K>(carry, agg, agg + ch.C * K * K, ch.C - 1, ch.c, -1);
+        fold<K>(carry, agg, agg + ch.C * ch.W * K * K, ch.C - 1, ch.c, -1, ch.W);
     }
     i64 blk = b * T * N + (ch.t1 - 1) * N + n;
     for (i64 t = ch.t1 - 1; t >= ch.t0; t--, blk -= N) {
@@ -293,15 +317,19 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
 #pragma unroll
         for (int i = 0; i < K; i++) {
             const float G = ld<DT>(dh, s0 + i) + carry[i];
-            st<DT>(dx, s0 + i, G);
-            st<DT>(dsigma, s0 + i, G * u[i]);
+            if (ch.on) {
+                st<DT>(dx, s0 + i, G);
+                st<DT>(dsigma, s0 + i, G * u[i]);
+            }
             g[i] = st_.sg[i] * G;
         }
 #pragma unroll
         for (int q = F - 2; q >= 0; q--) {
             const int i = 2 * q + 1;
             const float gi = g[i], gj = g[i + 1];
-            st<DT>(dtheta, th0 + F + q, -gi * u[i + 1] + gj * u[i]);
+            if (ch.on) {
+                st<DT>(dtheta, th0 + F + q, -gi * u[i + 1] + gj * u[i]);
+            }
             g[i] = st_.c2[q] * gi + st_.s2[q] * gj;
             g[i + 1] = -st_.s2[q] * gi + st_.c2[q] * gj;
         }
@@ -309,7 +337,9 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
         for (int p = F - 1; p >= 0; p--) {
             const int i = 2 * p;
             const float gi = g[i], gj = g[i + 1];
-            st<DT>(dtheta, th0 + p, -gi * y1[i + 1] + gj * y1[i]);
+            if (ch.on) {
+                st<DT>(dtheta, th0 + p, -gi * y1[i + 1] + gj * y1[i]);
+            }
             g[i] = st_.c1[p] * gi + st_.s1[p] * gj;
             g[i + 1] = -st_.s1[p] * gi + st_.c1[p] * gj;
         }
@@ -318,7 +348,7 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
             carry[i] = g[i];
         }
     }
-    if (ch.c == 0 && dh0 != nullptr) {
+    if (ch.c == 0 && dh0 != nullptr && ch.on) {
 #pragma unroll
         for (int i = 0; i < K; i++) {
             st<DT>(dh0, lane * K + i, carry[i]);
@@ -327,12 +357,12 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
 }
 
 #define GIVENS_K(NAME, DT, K)                                                                    \
-    extern "C" __global__ void __launch_bounds__(32, 1)                                          \
+    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS(K), 1)                                          \
         givens_scan_fwd_##NAME##_k##K(const void* theta, const void* sigma, const void* x,       \
                                       const void* h0, void* h, i64 T, i64 N) {                   \
         givens_fwd<DT, K>(theta, sigma, x, h0, h, T, N);                                         \
     }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(32, 1)                                          \
+    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS(K), 1)                                          \
         givens_scan_bwd_##NAME##_k##K(const void* theta, const void* sigma, const void* h0,      \
                                       const void* h, const void* dh, void* dtheta,               \
                                       void* dsigma, void* dx, void* dh0, i64 T, i64 N) {         \
