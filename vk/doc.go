@@ -105,7 +105,7 @@
 // 1 while each chunk keeps at least 16 steps, the device holds fewer than
 // 2^15 invocations (a second pass over A and X costs more than the latency
 // it hides once the lanes alone nearly fill the device), the workgroup stays within 256 invocations and the
-// aggregates within 16 KiB of shared memory; otherwise, and for short T or
+// aggregates within 32 KiB of shared memory; otherwise, and for short T or
 // many lanes, an invocation walks all of T. A channel with a non-finite
 // aggregate is rescanned sequentially. The backward is the same reverse
 // scan per column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a

@@ -113,3 +113,15 @@ func TestSupportsEnvelope(t *testing.T) {
 		t.Errorf("bad dtype: %v", err)
 	}
 }
+
+// TestBlockLayoutSharedBudget: with the 32 KiB budget devices get, the
+// long-T matrix_affine_scan shape (k = v = 8) takes 32 chunks of 32 steps.
+func TestBlockLayoutSharedBudget(t *testing.T) {
+	wg, chunks := blockLayout(16, 1024, 8, 8, 8, 1024, 32<<10)
+	if wg != 256 || chunks != 32 {
+		t.Errorf("wg %d chunks %d, want 256 32", wg, chunks)
+	}
+	if sh := 4 * (chunks*8*8 + 1 + wg*8 + 1); sh > 32<<10 {
+		t.Errorf("%d bytes of shared memory", sh)
+	}
+}

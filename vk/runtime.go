@@ -319,8 +319,8 @@ func (d *device) choose(want string) error {
 		d.maxWG = inv
 	}
 	d.maxShared = int(lim.MaxComputeSharedMemorySize)
-	if d.maxShared > 16<<10 {
-		d.maxShared = 16 << 10 // leave room for several workgroups per core
+	if d.maxShared > 32<<10 {
+		d.maxShared = 32 << 10 // leave room for several workgroups per core
 	}
 	d.tsPeriod = float64(lim.TimestampPeriod)
 	fam, _ := computeFamily(d.instance, d.phys)
