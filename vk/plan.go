@@ -184,46 +184,16 @@ func poisonPattern(dt scans.DType) uint32 {
 	return 0x7fc00000
 }
 
-// supports is the kernel envelope (see Backend.Supports).
+// supports is the kernel envelope (see Backend.Supports): the contract's
+// (scans.CheckEnvelope) and dimensions that fit the kernels' 32-bit
+// indices.
 func supports(op scans.Op, d scans.Dims, dt scans.DType) error {
-	fb := func(format string, args ...any) error {
-		return &scans.ScanFallback{Backend: "vulkan", Op: op, Reason: fmt.Sprintf(format, args...)}
-	}
-	if !dt.Valid() {
-		return fb("element type %v is not f32, f16 or bf16", dt)
-	}
-	if d.B < 1 || d.T < 1 || d.N < 1 {
-		return fb("empty dimension in %v", d)
+	if err := scans.CheckEnvelope("vulkan", op, d, dt); err != nil {
+		return err
 	}
 	const maxU32 = 1<<32 - 1
 	if int64(d.T)+1 > maxU32 || int64(d.N) > maxU32 || int64(d.B) > maxU32 {
-		return fb("a dimension of %v does not fit in 32 bits", d)
-	}
-	switch op {
-	case scans.OpLinearScan, scans.OpParallelScanLog:
-		if d.K != 1 || d.V != 1 {
-			return fb("k=%d v=%d, want k=v=1", d.K, d.V)
-		}
-	case scans.OpMatrixScan:
-		if d.K != 2 || d.V != 1 {
-			return fb("k=%d v=%d, want k=2 v=1", d.K, d.V)
-		}
-	case scans.OpMatrixAffineScan:
-		if !scans.InEnvelope(d.K) {
-			return fb("k=%d is not in %v", d.K, scans.Envelope)
-		}
-		if !scans.InEnvelope(d.V) {
-			return fb("v=%d is not in %v", d.V, scans.Envelope)
-		}
-	case scans.OpGivensScan:
-		if d.K < 2 || !scans.InEnvelope(d.K) {
-			return fb("k=%d is not in {2,4,8,16}", d.K)
-		}
-		if d.V != 1 {
-			return fb("v=%d, want 1", d.V)
-		}
-	default:
-		return fb("unknown operation")
+		return &scans.ScanFallback{Backend: "vulkan", Op: op, Reason: fmt.Sprintf("a dimension of %v does not fit in 32 bits", d)}
 	}
 	return nil
 }
