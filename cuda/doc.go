@@ -52,7 +52,9 @@
 //
 //   - linear_scan and parallel_scan_log: a lane is a batch row and a tile
 //     of 32 contiguous channels, so a warp's loads are coalesced; the block
-//     is 32 x C threads.
+//     is 32 x C threads. T is walked in segments of C chunks of 8 or 16
+//     steps each; a chunk's steps stay in registers between the aggregate
+//     and the re-scan, so every input is read once (kernels/elementwise.cuh).
 //   - matrix_scan and matrix_affine_scan with v > 1: a lane is one block
 //     (b, n). The v columns of H are independent recurrences sharing A_t,
 //     so thread j of a chunk owns column j (k registers) and needs no

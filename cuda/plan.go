@@ -179,9 +179,10 @@ var h200 = occupancy{threads: 132 * 2048, blocks: 132 * 32, sms: 132}
 //     occ.threads),
 //
 // so C is 1 when T is short or lanes are plentiful, and grows when a few
-// long sequences would leave the GPU idle. Each extra chunk costs one more
-// read of its inputs (the aggregate pass) and a fold of at most 31
-// aggregates.
+// long sequences would leave the GPU idle. In the block scans each extra
+// chunk costs one more read of its inputs (the aggregate pass) and a fold
+// of at most 31 aggregates; the elementwise scans hold a chunk's steps in
+// registers and pay only the folds and two barriers per segment.
 func chunkCount(T, lanes, width int, occ occupancy, fits func(c int) bool) int {
 	live := int64(min(lanes, occ.blocks))
 	c := 1

@@ -10,41 +10,63 @@ __device__ __forceinline__ void linear_fwd(const void* __restrict__ a, const voi
     DYNAMIC_SHARED(agg);  // P[C][TILE], then Q[C][TILE]
     Lane l = lane_of(T, D);
     const i64 base = l.b * T * D + l.d;  // element (b, t, d) is base + t*D
-    float carry = 0.0f;
+    float carry = 0.0f;                  // the state entering the segment
     if (l.on && h0 != nullptr) {
         carry = ld<DT>(h0, l.b * D + l.d);
     }
-    if (l.C > 1) {
-        // Pass 1: the chunk's map h -> P h + Q.
-        float P = 1.0f, Q = 0.0f;
-        if (l.on) {
-            for (i64 t = l.t0; t < l.t1; t++) {
-                float at = ld<DT>(a, base + t * D);
-                Q = fmaf(at, Q, ld<DT>(b, base + t * D));
-                P *= at;
+    const i64 span = (i64)l.C * SEG_FWD;
+    for (i64 s0 = 0; s0 < T; s0 += span) {
+        const i64 t0 = s0 + (i64)l.c * SEG_FWD;
+        // The chunk's steps, read once; steps past T are the identity.
+        float av[SEG_FWD], bv[SEG_FWD];
+#pragma unroll
+        for (int r = 0; r < SEG_FWD; r++) {
+            const i64 t = t0 + r;
+            const bool in = l.on && t < T;
+            av[r] = in ? ld<DT>(a, base + t * D) : 1.0f;
+            bv[r] = in ? ld<DT>(b, base + t * D) : 0.0f;
+        }
+        float hc = carry;
+        if (l.C > 1) {
+            // The chunk's map h -> P h + Q, joined with the others'.
+            float P = 1.0f, Q = 0.0f;
+#pragma unroll
+            for (int r = 0; r < SEG_FWD; r++) {
+                Q = fmaf(av[r], Q, bv[r]);
+                P *= av[r];
+            }
+            agg[l.c * TILE + l.j] = P;
+            agg[(l.C + l.c) * TILE + l.j] = Q;
+            __syncthreads();
+            for (int i = 0; i < l.c; i++) {
+                hc = fmaf(agg[i * TILE + l.j], hc, agg[(l.C + i) * TILE + l.j]);
+            }
+            float next = hc;
+            for (int i = l.c; i < l.C; i++) {
+                next = fmaf(agg[i * TILE + l.j], next, agg[(l.C + i) * TILE + l.j]);
+            }
+            carry = next;
+            __syncthreads();  // the aggregates are rewritten by the next segment
+        }
+        // Re-scan the registers from the carry-in and store.
+#pragma unroll
+        for (int r = 0; r < SEG_FWD; r++) {
+            hc = fmaf(av[r], hc, bv[r]);
+            if (l.on && t0 + r < T) {
+                st<DT>(h, base + (t0 + r) * D, hc);
             }
         }
-        agg[l.c * TILE + l.j] = P;
-        agg[(l.C + l.c) * TILE + l.j] = Q;
-        __syncthreads();
-        for (int i = 0; i < l.c; i++) {
-            carry = fmaf(agg[i * TILE + l.j], carry, agg[(l.C + i) * TILE + l.j]);
+        if (l.C == 1) {
+            carry = hc;
         }
-    }
-    if (!l.on) {
-        return;
-    }
-    // Pass 2: re-scan from the carry-in and store.
-    for (i64 t = l.t0; t < l.t1; t++) {
-        carry = fmaf(ld<DT>(a, base + t * D), carry, ld<DT>(b, base + t * D));
-        st<DT>(h, base + t * D, carry);
     }
 }
 
 // The reverse scan: G_t = dh_t + a_{t+1} G_{t+1}; db_t = G_t;
 // da_t = G_t h_{t-1} (h_{-1} = h0 or 0); dh0 = a_0 G_0. The carry between
 // steps is g = a_t G_t, so a chunk maps the carry entering at its end,
-// g_in, to g_out = P g_in + Q with P the product of its a_t.
+// g_in, to g_out = P g_in + Q with P the product of its a_t. Segments are
+// walked from the last to the first.
 template <int DT>
 __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const void* __restrict__ h0,
                                            const void* __restrict__ h, const void* __restrict__ dh,
@@ -53,40 +75,59 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
     DYNAMIC_SHARED(agg);
     Lane l = lane_of(T, D);
     const i64 base = l.b * T * D + l.d;
-    float g = 0.0f;
-    if (l.C > 1) {
-        float P = 1.0f, Q = 0.0f;
-        if (l.on) {
-            for (i64 t = l.t1 - 1; t >= l.t0; t--) {
-                float at = ld<DT>(a, base + t * D);
-                Q = at * (ld<DT>(dh, base + t * D) + Q);
-                P *= at;
+    float hinit = 0.0f;
+    if (l.on && h0 != nullptr) {
+        hinit = ld<DT>(h0, l.b * D + l.d);
+    }
+    float carry = 0.0f;  // the carry entering the segment's end
+    const i64 span = (i64)l.C * SEG_BWD;
+    for (i64 s0 = (T - 1) / span * span; s0 >= 0; s0 -= span) {
+        const i64 t0 = s0 + (i64)l.c * SEG_BWD;
+        float av[SEG_BWD], dv[SEG_BWD], hv[SEG_BWD];
+#pragma unroll
+        for (int r = 0; r < SEG_BWD; r++) {
+            const i64 t = t0 + r;
+            const bool in = l.on && t < T;
+            av[r] = in ? ld<DT>(a, base + t * D) : 1.0f;
+            dv[r] = in ? ld<DT>(dh, base + t * D) : 0.0f;
+            hv[r] = in && t > 0 ? ld<DT>(h, base + (t - 1) * D) : hinit;
+        }
+        float g = carry;
+        if (l.C > 1) {
+            float P = 1.0f, Q = 0.0f;
+#pragma unroll
+            for (int r = SEG_BWD - 1; r >= 0; r--) {
+                Q = av[r] * (dv[r] + Q);
+                P *= av[r];
             }
+            agg[l.c * TILE + l.j] = P;
+            agg[(l.C + l.c) * TILE + l.j] = Q;
+            __syncthreads();
+            for (int i = l.C - 1; i > l.c; i--) {
+                g = fmaf(agg[i * TILE + l.j], g, agg[(l.C + i) * TILE + l.j]);
+            }
+            float next = g;
+            for (int i = l.c; i >= 0; i--) {
+                next = fmaf(agg[i * TILE + l.j], next, agg[(l.C + i) * TILE + l.j]);
+            }
+            carry = next;
+            __syncthreads();
         }
-        agg[l.c * TILE + l.j] = P;
-        agg[(l.C + l.c) * TILE + l.j] = Q;
-        __syncthreads();
-        for (int i = l.C - 1; i > l.c; i--) {
-            g = fmaf(agg[i * TILE + l.j], g, agg[(l.C + i) * TILE + l.j]);
+#pragma unroll
+        for (int r = SEG_BWD - 1; r >= 0; r--) {
+            const float G = dv[r] + g;
+            if (l.on && t0 + r < T) {
+                st<DT>(db, base + (t0 + r) * D, G);
+                st<DT>(da, base + (t0 + r) * D, G * hv[r]);
+            }
+            g = av[r] * G;
         }
-    }
-    if (!l.on) {
-        return;
-    }
-    for (i64 t = l.t1 - 1; t >= l.t0; t--) {
-        float G = ld<DT>(dh, base + t * D) + g;
-        float hp = 0.0f;
-        if (t > 0) {
-            hp = ld<DT>(h, base + (t - 1) * D);
-        } else if (h0 != nullptr) {
-            hp = ld<DT>(h0, l.b * D + l.d);
+        if (l.C == 1) {
+            carry = g;
         }
-        st<DT>(db, base + t * D, G);
-        st<DT>(da, base + t * D, G * hp);
-        g = ld<DT>(a, base + t * D) * G;
-    }
-    if (l.c == 0 && dh0 != nullptr) {
-        st<DT>(dh0, l.b * D + l.d, g);
+        if (s0 == 0 && l.c == 0 && l.on && dh0 != nullptr) {
+            st<DT>(dh0, l.b * D + l.d, g);
+        }
     }
 }
 

@@ -14,37 +14,55 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
                                         void* __restrict__ h, i64 T, i64 D) {
     DYNAMIC_SHARED(agg);
     Lane l = lane_of(T, D);
-    const i64 base = l.b * T * D + l.d;          // (b, t, d) of lc and h
-    const i64 vbase = l.b * (T + 1) * D + l.d;   // (b, s, d) of lv
-    float m = 0.0f;
+    const i64 base = l.b * T * D + l.d;         // (b, t, d) of lc and h
+    const i64 vbase = l.b * (T + 1) * D + l.d;  // (b, s, d) of lv
+    float carry = 0.0f;                         // log state entering the segment
     if (l.on) {
-        m = ld<DT>(lv, vbase);
+        carry = ld<DT>(lv, vbase);
     }
-    if (l.C > 1) {
-        float P = 0.0f, Q = -INFINITY;
-        if (l.on && l.t0 < l.t1) {
-            // The first step from m = -Inf is lv_{t0+1} itself.
-            P = ld<DT>(lc, base + l.t0 * D);
-            Q = ld<DT>(lv, vbase + (l.t0 + 1) * D);
-            for (i64 t = l.t0 + 1; t < l.t1; t++) {
-                float ct = ld<DT>(lc, base + t * D);
-                Q = logaddexp(ct + Q, ld<DT>(lv, vbase + (t + 1) * D));
-                P += ct;
+    const i64 span = (i64)l.C * SEG_LOG_FWD;
+    for (i64 s0 = 0; s0 < T; s0 += span) {
+        const i64 t0 = s0 + (i64)l.c * SEG_LOG_FWD;
+        // Steps past T are the identity: lc = 0, lv = -Inf.
+        float cv[SEG_LOG_FWD], vv[SEG_LOG_FWD];
+#pragma unroll
+        for (int r = 0; r < SEG_LOG_FWD; r++) {
+            const i64 t = t0 + r;
+            const bool in = l.on && t < T;
+            cv[r] = in ? ld<DT>(lc, base + t * D) : 0.0f;
+            vv[r] = in ? ld<DT>(lv, vbase + (t + 1) * D) : -INFINITY;
+        }
+        float m = carry;
+        if (l.C > 1) {
+            float P = 0.0f, Q = -INFINITY;
+#pragma unroll
+            for (int r = 0; r < SEG_LOG_FWD; r++) {
+                Q = logaddexp(cv[r] + Q, vv[r]);
+                P += cv[r];
+            }
+            agg[l.c * TILE + l.j] = P;
+            agg[(l.C + l.c) * TILE + l.j] = Q;
+            __syncthreads();
+            for (int i = 0; i < l.c; i++) {
+                m = logaddexp(agg[i * TILE + l.j] + m, agg[(l.C + i) * TILE + l.j]);
+            }
+            float next = m;
+            for (int i = l.c; i < l.C; i++) {
+                next = logaddexp(agg[i * TILE + l.j] + next, agg[(l.C + i) * TILE + l.j]);
+            }
+            carry = next;
+            __syncthreads();
+        }
+#pragma unroll
+        for (int r = 0; r < SEG_LOG_FWD; r++) {
+            m = logaddexp(cv[r] + m, vv[r]);
+            if (l.on && t0 + r < T) {
+                st<DT>(h, base + (t0 + r) * D, expf(m));
             }
         }
-        agg[l.c * TILE + l.j] = P;
-        agg[(l.C + l.c) * TILE + l.j] = Q;
-        __syncthreads();
-        for (int i = 0; i < l.c; i++) {
-            m = logaddexp(agg[i * TILE + l.j] + m, agg[(l.C + i) * TILE + l.j]);
+        if (l.C == 1) {
+            carry = m;
         }
-    }
-    if (!l.on) {
-        return;
-    }
-    for (i64 t = l.t0; t < l.t1; t++) {
-        m = logaddexp(ld<DT>(lc, base + t * D) + m, ld<DT>(lv, vbase + (t + 1) * D));
-        st<DT>(h, base + t * D, expf(m));
     }
 }
 
@@ -56,7 +74,7 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
 //	dlv_0     = G_0 exp(lc_0 + lv_0)
 //
 // log h_{t-1} comes from the stored output h. The carry between steps is
-// g = exp(lc_t) G_t.
+// g = exp(lc_t) G_t. Segments are walked from the last to the first.
 template <int DT>
 __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void* __restrict__ lv,
                                         const void* __restrict__ h, const void* __restrict__ dh,
@@ -66,38 +84,65 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
     Lane l = lane_of(T, D);
     const i64 base = l.b * T * D + l.d;
     const i64 vbase = l.b * (T + 1) * D + l.d;
-    float g = 0.0f;
-    if (l.C > 1) {
-        float P = 1.0f, Q = 0.0f;
-        if (l.on) {
-            for (i64 t = l.t1 - 1; t >= l.t0; t--) {
-                float at = expf(ld<DT>(lc, base + t * D));
-                Q = at * (ld<DT>(dh, base + t * D) + Q);
+    float lv0 = 0.0f;
+    if (l.on) {
+        lv0 = ld<DT>(lv, vbase);
+    }
+    float carry = 0.0f;
+    const i64 span = (i64)l.C * SEG_BWD;
+    for (i64 s0 = (T - 1) / span * span; s0 >= 0; s0 -= span) {
+        const i64 t0 = s0 + (i64)l.c * SEG_BWD;
+        // Steps past T are the identity: lc = 0, dh = 0.
+        float cv[SEG_BWD], dv[SEG_BWD], vv[SEG_BWD], pv[SEG_BWD];
+#pragma unroll
+        for (int r = 0; r < SEG_BWD; r++) {
+            const i64 t = t0 + r;
+            const bool in = l.on && t < T;
+            cv[r] = in ? ld<DT>(lc, base + t * D) : 0.0f;
+            dv[r] = in ? ld<DT>(dh, base + t * D) : 0.0f;
+            vv[r] = in ? ld<DT>(lv, vbase + (t + 1) * D) : 0.0f;
+            pv[r] = in && t > 0 ? logf(ld<DT>(h, base + (t - 1) * D)) : lv0;
+        }
+        float g = carry;
+        if (l.C > 1) {
+            float P = 1.0f, Q = 0.0f;
+#pragma unroll
+            for (int r = SEG_BWD - 1; r >= 0; r--) {
+                const float at = expf(cv[r]);
+                Q = at * (dv[r] + Q);
                 P *= at;
             }
+            agg[l.c * TILE + l.j] = P;
+            agg[(l.C + l.c) * TILE + l.j] = Q;
+            __syncthreads();
+            for (int i = l.C - 1; i > l.c; i--) {
+                g = fmaf(agg[i * TILE + l.j], g, agg[(l.C + i) * TILE + l.j]);
+            }
+            float next = g;
+            for (int i = l.c; i >= 0; i--) {
+                next = fmaf(agg[i * TILE + l.j], next, agg[(l.C + i) * TILE + l.j]);
+            }
+            carry = next;
+            __syncthreads();
         }
-        agg[l.c * TILE + l.j] = P;
-        agg[(l.C + l.c) * TILE + l.j] = Q;
-        __syncthreads();
-        for (int i = l.C - 1; i > l.c; i--) {
-            g = fmaf(agg[i * TILE + l.j], g, agg[(l.C + i) * TILE + l.j]);
+        float G = 0.0f;
+#pragma unroll
+        for (int r = SEG_BWD - 1; r >= 0; r--) {
+            G = dv[r] + g;
+            const i64 t = t0 + r;
+            if (l.on && t < T) {
+                st<DT>(dlv, vbase + (t + 1) * D, G * expf(vv[r]));
+                st<DT>(dlc, base + t * D, G * expf(cv[r] + pv[r]));
+            }
+            g = expf(cv[r]) * G;
         }
-    }
-    if (!l.on) {
-        return;
-    }
-    float G = 0.0f;
-    for (i64 t = l.t1 - 1; t >= l.t0; t--) {
-        G = ld<DT>(dh, base + t * D) + g;
-        float ct = ld<DT>(lc, base + t * D);
-        st<DT>(dlv, vbase + (t + 1) * D, G * expf(ld<DT>(lv, vbase + (t + 1) * D)));
-        float lp = t > 0 ? logf(ld<DT>(h, base + (t - 1) * D)) : ld<DT>(lv, vbase);
-        st<DT>(dlc, base + t * D, G * expf(ct + lp));
-        g = expf(ct) * G;
-    }
-    if (l.c == 0) {
-        // G is G_0 here: chunk 0 always holds step 0.
-        st<DT>(dlv, vbase, G * expf(ld<DT>(lc, base) + ld<DT>(lv, vbase)));
+        if (l.C == 1) {
+            carry = g;
+        }
+        if (s0 == 0 && l.c == 0 && l.on) {
+            // G is G_0 here: chunk 0 of the first segment starts at step 0.
+            st<DT>(dlv, vbase, G * expf(cv[0] + lv0));
+        }
     }
 }
 
