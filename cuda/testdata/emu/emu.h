@@ -18,6 +18,9 @@
 
 #include <dlfcn.h>
 
+struct float4 {
+    float x, y, z, w;
+};
 struct dim3 {
     unsigned x = 0, y = 0, z = 0;
 };
