@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/mingru/scans"
 )
 
@@ -277,20 +279,14 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 	return m, nil
 }
 
-// quantile of sorted xs with linear interpolation.
+// quantile of sorted xs: the empirical quantile (gonum's stat.Empirical),
+// so every reported time is one that was measured, never an interpolation
+// between two runs.
 func quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	p := q * float64(len(xs)-1)
-	i := int(p)
-	if i+1 >= len(xs) {
-		return xs[len(xs)-1]
-	}
-	f := p - float64(i)
-	// Clamped so that equal neighbours give exactly their value and the
-	// quantiles stay ordered despite rounding.
-	return min(max(xs[i]+(xs[i+1]-xs[i])*f, xs[i]), xs[i+1])
+	return stat.Quantile(q, stat.Empirical, xs, nil)
 }
 
 // SetCeiling fills the copy-bandwidth columns of m: the fraction of the
