@@ -103,8 +103,8 @@
 // 1 + ceil(k/v) plain steps), the aggregates meet in shared memory, and
 // pass 2 rescans each chunk with its carry-in. The chunk count doubles from
 // 1 while each chunk keeps at least 16 steps, the device holds fewer than
-// 2^15 invocations (a second pass over A and X costs more than the latency
-// it hides once the lanes alone nearly fill the device), the workgroup stays within 256 invocations and the
+// 2^18 invocations (a second pass over A and X costs less than the latency
+// it hides: measured on an H200), the workgroup stays within 256 invocations and the
 // aggregates within 32 KiB of shared memory; otherwise, and for short T or
 // many lanes, an invocation walks all of T. A channel with a non-finite
 // aggregate is rescanned sequentially. The backward is the same reverse

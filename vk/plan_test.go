@@ -58,16 +58,16 @@ func TestBlockLayout(t *testing.T) {
 		B, T, N, K, V int
 		wg, chunks    int
 	}{
-		{3, 1000, 5, 2, 1, 32, 16},   // k=2 v=1: 2 lanes per workgroup
-		{3, 63, 5, 2, 1, 64, 1},      // too short to chunk
-		{3, 64, 5, 2, 1, 32, 2},      //
-		{3, 1000, 5, 16, 1, 64, 1},   // ceil(16/1) = 16: pass 1 too costly
-		{3, 1000, 5, 16, 16, 64, 4},  // shared memory: 8 chunks of a 16x16 P plus S would exceed 16 KiB
-		{3, 1000, 5, 8, 8, 128, 16},  //
-		{32, 4096, 512, 2, 1, 32, 2}, // k=2 v=1, 16384 lanes: 2*16384 invocations fill the device
-		{32, 4096, 128, 8, 8, 64, 1}, // large matrix_affine_scan: 4096 lanes*8 columns, one pass
-		{16, 1024, 8, 8, 8, 128, 16}, // long-T matrix_affine_scan: shared memory caps the chunks
-		{128, 64, 32, 2, 1, 32, 2},   // k=2 v=1 at the lab shape
+		{3, 1000, 5, 2, 1, 32, 16},    // k=2 v=1: 2 lanes per workgroup
+		{3, 63, 5, 2, 1, 64, 1},       // too short to chunk
+		{3, 64, 5, 2, 1, 32, 2},       //
+		{3, 1000, 5, 16, 1, 64, 1},    // ceil(16/1) = 16: pass 1 too costly
+		{3, 1000, 5, 16, 16, 64, 4},   // shared memory: 8 chunks of a 16x16 P plus S would exceed 16 KiB
+		{3, 1000, 5, 8, 8, 128, 16},   //
+		{32, 4096, 512, 2, 1, 32, 16}, // k=2 v=1, 16384 lanes: 16 chunks reach 2^18 invocations
+		{32, 4096, 128, 8, 8, 64, 8},  // large matrix_affine_scan: 4096 lanes*8 columns*8 chunks = 2^18
+		{16, 1024, 8, 8, 8, 128, 16},  // long-T matrix_affine_scan: shared memory caps the chunks
+		{128, 64, 32, 2, 1, 32, 2},    // k=2 v=1 at the lab shape
 		{1 << 14, 1000, 16, 2, 1, 64, 1},
 	} {
 		wg, chunks := blockLayout(c.B, c.T, c.N, c.K, c.V, 1024, 16<<10)
