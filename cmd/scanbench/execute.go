@@ -158,7 +158,7 @@ func runBench(c config, m bench.Machine, sel []selected, stdout, stderr io.Write
 			}
 			ceil.BytesPerSec, ceil.Latency = bw, lat.Seconds()
 		} else {
-			ceil.Kind = "host copy (Go copy, one goroutine)"
+			ceil.Kind = "host copy (Go copy on every core)"
 			ceil.BytesPerSec = bench.HostCopyBandwidth(copyBytes)
 		}
 		fmt.Fprintf(stderr, "scanbench: bench %s: %s %.1f GB/s, launch latency %.1f µs %s\n",
