@@ -32,19 +32,9 @@ inc="$dest/usr/include"
 stub="$dest/usr/lib/x86_64-linux-gnu/stubs"
 
 if [ ! -f "$inc/cuda.h" ] || [ ! -f "$stub/libcuda.so" ]; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  # nvidia-cuda-dev lives in Debian's non-free component; add it once, in a
-  # file of our own (the same one scripts/install-deps.sh writes).
-  src=/etc/apt/sources.list.d/mingru-nonfree.sources
-  if [ ! -f "$src" ]; then
-    $SUDO tee "$src" >/dev/null <<'SRC'
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: contrib non-free non-free-firmware
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+  # nvidia-cuda-dev lives in Debian's non-free component.
+  . "$root/scripts/nonfree-sources.sh"
+  if add_nonfree_sources; then
     $SUDO apt-get update -qq >&2
   fi
   tmp=$(mktemp -d)

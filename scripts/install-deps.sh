@@ -22,21 +22,8 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-
-# CUDA's packages live in Debian's non-free component; add it once, in a file
-# of our own, without touching the machine's main sources list.
-src=/etc/apt/sources.list.d/mingru-nonfree.sources
-if [ ! -f "$src" ]; then
-  $SUDO tee "$src" >/dev/null <<'SRC'
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: contrib non-free non-free-firmware
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-fi
+. "$(dirname "$0")/nonfree-sources.sh"
+add_nonfree_sources || true
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
