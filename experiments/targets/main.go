@@ -1,0 +1,224 @@
+// Command targets reads a scan_bench.json written by `scanbench --bench`
+// and prints, as Markdown, every benchmark row next to the performance
+// target it is held to, and whether it meets it:
+//
+//   - large shape, forward: linear_scan and parallel_scan_log at least 80%
+//     of the measured copy bandwidth on CUDA and 70% on Vulkan;
+//     matrix_scan and matrix_affine_scan at least 70% / 60%;
+//   - large shape, forward+backward: at least 65% on CUDA, 55% on Vulkan,
+//     every operation;
+//   - lab and long-T shapes: every row within 4x of its floor (bytes at the
+//     copy bandwidth plus one empty-dispatch latency per launch);
+//   - large and long-T: Vulkan within 1.3x of CUDA on the same row;
+//   - f16 and bf16 forward at the large shape at least 1.6x faster than f32.
+//
+// Usage:
+//
+//	go run ./experiments/targets experiments/bench/h200/scan_bench.json
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+)
+
+// report is the part of scan_bench.json this command reads.
+type report struct {
+	Machine bench.Machine       `json:"machine"`
+	Rows    []bench.Measurement `json:"rows"`
+}
+
+// Targets, as fractions of the copy bandwidth or as ratios.
+const (
+	maxFloorRatio   = 4.0 // lab and long-T: median <= 4x floor
+	maxVulkanOverCu = 1.3 // Vulkan median <= 1.3x CUDA median
+	minHalfSpeedup  = 1.6 // f32 median / f16 (bf16) median, large forward
+)
+
+// minFracCopy is the large shape's bandwidth target for op in mode on
+// backend (0: none).
+func minFracCopy(backend string, op scans.Op, mode bench.Mode) float64 {
+	cuda := backend == "cuda"
+	pick := func(c, v float64) float64 {
+		if cuda {
+			return c
+		}
+		return v
+	}
+	if mode != bench.ModeForward {
+		return pick(0.65, 0.55)
+	}
+	switch op {
+	case scans.OpLinearScan, scans.OpParallelScanLog:
+		return pick(0.80, 0.70)
+	case scans.OpMatrixScan, scans.OpMatrixAffineScan:
+		return pick(0.70, 0.60)
+	}
+	return 0
+}
+
+type key struct {
+	shape, backend, dtype string
+	op                    scans.Op
+	mode                  bench.Mode
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: targets scan_bench.json")
+		os.Exit(2)
+	}
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "targets:", err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	var r report
+	if err := json.NewDecoder(f).Decode(&r); err != nil {
+		fmt.Fprintln(os.Stderr, "targets: decoding", os.Args[1]+":", err)
+		os.Exit(1)
+	}
+	write(os.Stdout, r)
+}
+
+func write(w io.Writer, r report) {
+	rows := map[key]bench.Measurement{}
+	for _, m := range r.Rows {
+		if m.Skipped == "" && m.Median > 0 {
+			rows[key{m.Shape, m.Backend, m.DType, m.Op, m.Mode}] = m
+		}
+	}
+	fmt.Fprintf(w, "Commit %s, %s.\n\n", r.Machine.Commit, r.Machine.Date)
+
+	fmt.Fprintln(w, "| shape | op | mode | CUDA median | CUDA % copy | CUDA x floor | Vulkan median | Vulkan % copy | Vulkan x floor | Vulkan / CUDA | target | met |")
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+	for _, shape := range []string{"lab", "long-T", "large"} {
+		for _, op := range scans.Ops {
+			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+				c, cok := rows[key{shape, "cuda", "f32", op, mode}]
+				v, vok := rows[key{shape, "vulkan", "f32", op, mode}]
+				if !cok && !vok {
+					continue
+				}
+				target, met := judge(shape, op, mode, c, cok, v, vok)
+				ratio := "-"
+				if cok && vok {
+					ratio = fmt.Sprintf("%.2f", v.Median/c.Median)
+				}
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+					shape, op, mode, dur(c, cok), pct(c, cok), xfloor(c, cok),
+					dur(v, vok), pct(v, vok), xfloor(v, vok), ratio, target, met)
+			}
+		}
+	}
+
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "16-bit inputs, large shape, forward: speedup over f32 on the same backend (target >= %.1fx).\n\n", minHalfSpeedup)
+	fmt.Fprintln(w, "| op | backend | f32 | f16 | f16 speedup | bf16 | bf16 speedup | met |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
+	for _, op := range scans.Ops {
+		for _, be := range []string{"cuda", "vulkan"} {
+			s, ok := rows[key{"large", be, "f32", op, bench.ModeForward}]
+			if !ok {
+				continue
+			}
+			cells := []string{}
+			all, any := true, false
+			for _, dt := range []string{"f16", "bf16"} {
+				h, hok := rows[key{"large", be, dt, op, bench.ModeForward}]
+				if !hok {
+					cells = append(cells, "-", "-")
+					continue
+				}
+				any = true
+				sp := s.Median / h.Median
+				all = all && sp >= minHalfSpeedup
+				cells = append(cells, dur(h, true), fmt.Sprintf("%.2fx", sp))
+			}
+			met := "-"
+			if any {
+				met = yesNo(all)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", op, be, dur(s, true), strings.Join(cells, " | "), met)
+		}
+	}
+}
+
+// judge names the targets of a row and says which it meets.
+func judge(shape string, op scans.Op, mode bench.Mode, c bench.Measurement, cok bool, v bench.Measurement, vok bool) (target, met string) {
+	var names, fails []string
+	check := func(name string, ok bool) {
+		names = append(names, name)
+		if !ok {
+			fails = append(fails, name)
+		}
+	}
+	switch shape {
+	case "lab", "long-T":
+		if cok {
+			check(fmt.Sprintf("CUDA <= %gx floor", maxFloorRatio), c.Median <= maxFloorRatio*c.Floor)
+		}
+		if vok {
+			check(fmt.Sprintf("Vulkan <= %gx floor", maxFloorRatio), v.Median <= maxFloorRatio*v.Floor)
+		}
+	case "large":
+		if f := minFracCopy("cuda", op, mode); f > 0 && cok {
+			check(fmt.Sprintf("CUDA >= %.0f%%", 100*f), c.FracCopy >= f)
+		}
+		if f := minFracCopy("vulkan", op, mode); f > 0 && vok {
+			check(fmt.Sprintf("Vulkan >= %.0f%%", 100*f), v.FracCopy >= f)
+		}
+	}
+	if (shape == "large" || shape == "long-T") && cok && vok {
+		check(fmt.Sprintf("Vulkan <= %.1fx CUDA", maxVulkanOverCu), v.Median <= maxVulkanOverCu*c.Median)
+	}
+	if len(names) == 0 {
+		return "-", "-"
+	}
+	if len(fails) == 0 {
+		return strings.Join(names, "; "), "yes"
+	}
+	sort.Strings(fails)
+	return strings.Join(names, "; "), "no: " + strings.Join(fails, ", ")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func dur(m bench.Measurement, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	d := time.Duration(m.Median * 1e9)
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.1f µs", m.Median*1e6)
+	}
+	return fmt.Sprintf("%.2f ms", m.Median*1e3)
+}
+
+func pct(m bench.Measurement, ok bool) string {
+	if !ok || m.FracCopy == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*m.FracCopy)
+}
+
+func xfloor(m bench.Measurement, ok bool) string {
+	if !ok || m.Floor == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", m.Median/m.Floor)
+}
