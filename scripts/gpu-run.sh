@@ -6,6 +6,10 @@
 # a summary on standard output.
 #
 #   scripts/gpu-run.sh [conformance] [bench] [memory]   (default: all three)
+#
+# Shorter modes for trying a change: quick (the trimmed conformance matrix of
+# both test binaries) and perf (quick benchmarks: every shape in f32, and the
+# large shape in f16 and bf16).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 RES=$(mktemp -d)
@@ -45,6 +49,19 @@ for m in $modes; do
   bench)
     echo "== scanbench --check --bench"
     .build/scanbench --check --bench --out "$RES" 2>&1 | tail -60 || rc=1
+    ;;
+  quick)
+    echo "== CUDA and Vulkan conformance, trimmed matrix"
+    .build/cuda.test -test.short -test.count=1 >"$RES/cuda-quick.log" 2>&1 || rc=1
+    grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-quick.log" | tail -20
+    .build/vk.test -test.short -test.count=1 >"$RES/vk-quick.log" 2>&1 || rc=1
+    grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-quick.log" | tail -20
+    ;;
+  perf)
+    echo "== scanbench --bench --quick"
+    mkdir -p "$RES/f32" "$RES/half"
+    .build/scanbench --bench --quick --shapes lab,long-T,large --out "$RES/f32" 2>&1 | tail -3 || rc=1
+    .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 --out "$RES/half" 2>&1 | tail -3 || rc=1
     ;;
   memory)
     echo "== scanbench --memory"
