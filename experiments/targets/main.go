@@ -15,6 +15,10 @@
 // Usage:
 //
 //	go run ./experiments/targets experiments/bench/h200/scan_bench.json
+//
+// Several files may be given (for example one run in f32 and one in f16
+// and bf16); their rows are merged, a later file's row replacing an
+// earlier one's, and the machine line names each file's commit and date.
 package main
 
 import (
@@ -72,32 +76,46 @@ type key struct {
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: targets scan_bench.json")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: targets scan_bench.json...")
 		os.Exit(2)
 	}
-	f, err := os.Open(os.Args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "targets:", err)
-		os.Exit(1)
+	var rs []report
+	for _, name := range os.Args[1:] {
+		r, err := load(name)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "targets:", err)
+			os.Exit(1)
+		}
+		rs = append(rs, r)
 	}
-	defer f.Close()
-	var r report
-	if err := json.NewDecoder(f).Decode(&r); err != nil {
-		fmt.Fprintln(os.Stderr, "targets: decoding", os.Args[1]+":", err)
-		os.Exit(1)
-	}
-	write(os.Stdout, r)
+	write(os.Stdout, rs)
 }
 
-func write(w io.Writer, r report) {
+func load(name string) (report, error) {
+	var r report
+	f, err := os.Open(name)
+	if err != nil {
+		return r, err
+	}
+	defer f.Close()
+	if err := json.NewDecoder(f).Decode(&r); err != nil {
+		return r, fmt.Errorf("decoding %s: %w", name, err)
+	}
+	return r, nil
+}
+
+func write(w io.Writer, rs []report) {
 	rows := map[key]bench.Measurement{}
-	for _, m := range r.Rows {
-		if m.Skipped == "" && m.Median > 0 {
-			rows[key{m.Shape, m.Backend, m.DType, m.Op, m.Mode}] = m
+	for _, r := range rs {
+		fmt.Fprintf(w, "Commit %s, %s.\n", r.Machine.Commit, r.Machine.Date)
+		for _, m := range r.Rows {
+			if m.Skipped == "" && m.Median > 0 {
+				rows[key{m.Shape, m.Backend, m.DType, m.Op, m.Mode}] = m
+			}
 		}
 	}
-	fmt.Fprintf(w, "Commit %s, %s.\n\n", r.Machine.Commit, r.Machine.Date)
+	fmt.Fprintln(w)
 
 	fmt.Fprintln(w, "| shape | op | mode | CUDA median | CUDA % copy | CUDA x floor | Vulkan median | Vulkan % copy | Vulkan x floor | Vulkan / CUDA | target | met |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
