@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/eager"
@@ -57,5 +59,52 @@ func TestQuantile(t *testing.T) {
 	xs := []float64{1, 2, 3, 4, 10}
 	if p10, p50, p90 := quantile(xs, 0.1), quantile(xs, 0.5), quantile(xs, 0.9); p10 != 1 || p50 != 3 || p90 != 10 {
 		t.Errorf("quantiles %g %g %g, want the measured 1 3 10", p10, p50, p90)
+	}
+}
+
+// TestGivensPathsSameProblem checks that the two paths GivensPaths times
+// compute the same thing: the generic inputs run through
+// matrix_affine_scan give the fused path's output.
+func TestGivensPathsSameProblem(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	d := scans.Dims{B: 3, T: 17, N: 2, K: 4, V: 1}
+	in, err := InputsInit(scans.OpGivensScan, d, scans.F32, Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	A, err := givensMatrixHost(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := genericInputs(in, A)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := eager.New()
+	hf, err := Forward(e, scans.OpGivensScan, in.Tensors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hg, err := Forward(e, scans.OpMatrixAffineScan, gen.Tensors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, g := hf.(*scans.Host).Float32s(), hg.(*scans.Host).Float32s()
+	if len(f) != len(g) {
+		t.Fatalf("%d outputs against %d", len(f), len(g))
+	}
+	for i := range f {
+		if !(math.Abs(float64(f[i]-g[i])) <= 1e-5) {
+			t.Fatalf("element %d: fused %g, generic %g", i, f[i], g[i])
+		}
+	}
+	fused, generic, err := GivensPaths(e, d, scans.F32, Timing{MinRuns: 2, MaxRuns: 2}, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fused.Op != scans.OpGivensScan || generic.Op != scans.OpMatrixAffineScan || !(fused.Median > 0) || !(generic.Median > 0) {
+		t.Errorf("fused %+v, generic %+v", fused, generic)
 	}
 }

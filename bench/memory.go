@@ -29,7 +29,13 @@ type MemoryResult struct {
 	// FusedTensors and GenericTensors list what each path holds.
 	FusedTensors   string `json:"fused_tensors"`
 	GenericTensors string `json:"generic_tensors"`
-	Skipped        string `json:"skipped,omitempty"`
+	// FusedTime and GenericTime are the medians, in seconds, of forward
+	// plus backward of each path at the same dims (GivensPaths), with the
+	// clock named by Clock; 0 when not timed.
+	FusedTime   float64 `json:"fused_fwd_bwd_s,omitempty"`
+	GenericTime float64 `json:"generic_fwd_bwd_s,omitempty"`
+	Clock       string  `json:"clock,omitempty"`
+	Skipped     string  `json:"skipped,omitempty"`
 }
 
 const (
@@ -98,16 +104,7 @@ func MemoryGivens(b scans.Backend, d scans.Dims, dt scans.DType, rng *rand.Rand)
 	if r.Fused, err = peak(scans.OpGivensScan, []*scans.Host{theta, sigma, x, h0, h, in.Grad}); err != nil {
 		return r, err
 	}
-	Ah, err := scans.NewHost(dt, d.B, d.T, d.N, d.K, d.K)
-	if err != nil {
-		return r, err
-	}
-	Ah.SetFloat32s(A.Float32s())
-	X5, err := reshape(x, d.B, d.T, d.N, d.K, 1)
-	if err != nil {
-		return r, err
-	}
-	H05, err := reshape(h0, d.B, d.N, d.K, 1)
+	gen, err := genericInputs(in, A)
 	if err != nil {
 		return r, err
 	}
@@ -115,17 +112,75 @@ func MemoryGivens(b scans.Backend, d scans.Dims, dt scans.DType, rng *rand.Rand)
 	if err != nil {
 		return r, err
 	}
-	dH5, err := reshape(in.Grad, d.B, d.T, d.N, d.K, 1)
-	if err != nil {
-		return r, err
-	}
-	if r.Generic, err = peak(scans.OpMatrixAffineScan, []*scans.Host{Ah, X5, H05, H5, dH5}); err != nil {
+	if r.Generic, err = peak(scans.OpMatrixAffineScan, []*scans.Host{gen.Args[0], gen.Args[1], gen.Args[2], H5, gen.Grad}); err != nil {
 		return r, err
 	}
 	if r.Fused > 0 {
 		r.Ratio = float64(r.Generic) / float64(r.Fused)
 	}
 	return r, nil
+}
+
+// GivensPaths times forward+backward of the angle-fused Givens scan and of
+// the generic path on b at d with cfg (MeasureInputs), on the same inputs:
+// for the generic path A = diag(sigma) R(theta) is materialized on the
+// host once, outside the timing, and matrix_affine_scan (v = 1) runs its
+// forward and backward. The fused path's Measurement is for
+// givens_scan, the generic path's for matrix_affine_scan.
+func GivensPaths(b scans.Backend, d scans.Dims, dt scans.DType, cfg Timing, rng *rand.Rand) (fused, generic Measurement, err error) {
+	d, err = NormalizeDims(scans.OpGivensScan, d)
+	if err != nil {
+		return fused, generic, err
+	}
+	in, err := InputsInit(scans.OpGivensScan, d, dt, Typical, true, rng)
+	if err != nil {
+		return fused, generic, err
+	}
+	A, err := givensMatrixHost(in)
+	if err != nil {
+		return fused, generic, err
+	}
+	gen, err := genericInputs(in, A)
+	if err != nil {
+		return fused, generic, err
+	}
+	if fused, err = MeasureInputs(b, in, ModeBackward, cfg); err != nil {
+		return fused, generic, fmt.Errorf("timing the fused path: %w", err)
+	}
+	if generic, err = MeasureInputs(b, gen, ModeBackward, cfg); err != nil {
+		return fused, generic, fmt.Errorf("timing the generic path: %w", err)
+	}
+	return fused, generic, nil
+}
+
+// genericInputs is the generic path's matrix_affine_scan input set for the
+// Givens inputs in, with A materialized: A, X = x and H0 = h0 as (k, 1)
+// columns, and the same output gradient.
+func genericInputs(in *InputSet, A *scans.Host) (*InputSet, error) {
+	d := in.Dims
+	x, h0 := in.Args[2], in.Args[3]
+	X5, err := reshape(x, d.B, d.T, d.N, d.K, 1)
+	if err != nil {
+		return nil, err
+	}
+	var H05 *scans.Host
+	if h0 != nil {
+		if H05, err = reshape(h0, d.B, d.N, d.K, 1); err != nil {
+			return nil, err
+		}
+	}
+	dH5, err := reshape(in.Grad, d.B, d.T, d.N, d.K, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &InputSet{
+		Op:     scans.OpMatrixAffineScan,
+		Dims:   scans.Dims{B: d.B, T: d.T, N: d.N, K: d.K, V: 1},
+		DType:  in.DType,
+		Regime: in.Regime,
+		Args:   []*scans.Host{A, X5, H05},
+		Grad:   dH5,
+	}, nil
 }
 
 // givensMatrixHost materializes A = diag(sigma) R(theta) (B,T,N,k,k) in

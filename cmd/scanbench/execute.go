@@ -259,6 +259,17 @@ func runMemory(c config, m bench.Machine, sel []selected, stdout, stderr io.Writ
 		r, err := bench.MemoryGivens(s.b, bench.MemoryDims, dt, rng)
 		if err != nil {
 			r.Backend, r.Dims, r.DType, r.Skipped = s.b.Name(), bench.MemoryDims, dt.String(), err.Error()
+		} else {
+			timing := bench.DefaultTiming
+			if c.quick {
+				timing = bench.QuickTiming
+			}
+			fused, generic, err := bench.GivensPaths(s.b, bench.MemoryDims, dt, timing, rng)
+			if err != nil {
+				r.Skipped = err.Error()
+			} else {
+				r.FusedTime, r.GenericTime, r.Clock = fused.Median, generic.Median, fused.Clock
+			}
 		}
 		fmt.Fprintf(stderr, "scanbench: memory %s: fused %d B, generic %d B (%s) %s\n", s.b.Name(), r.Fused, r.Generic, r.Kind, r.Skipped)
 		rep.Rows = append(rep.Rows, r)

@@ -65,7 +65,8 @@ Modes (any combination; with none, scanbench runs --check --quick):
             angle-fused path against the generic path (A materialized on
             the host and run through matrix_affine_scan's backward on the
             device). For eager, the host bytes each path allocates,
-            computed. Writes scan_memory.json and scan_memory.md.
+            computed. Also times forward+backward of both paths on the
+            same inputs. Writes scan_memory.json and scan_memory.md.
             Example: scanbench --memory --backends cuda
 
 Every file starts with the machine: backends with device, driver and API

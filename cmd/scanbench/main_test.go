@@ -313,6 +313,9 @@ func TestMemoryEndToEnd(t *testing.T) {
 		if r.Skipped != "" || r.Fused <= 0 || r.Generic <= r.Fused {
 			t.Errorf("%+v", r)
 		}
+		if !(r.FusedTime > 0) || !(r.GenericTime > 0) || r.Clock == "" {
+			t.Errorf("%s: paths not timed: fused %g s, generic %g s, clock %q", r.Backend, r.FusedTime, r.GenericTime, r.Clock)
+		}
 		want := map[string]string{"eager": "host bytes (computed)", "fakegpu": "device peak"}[r.Backend]
 		if r.Kind != want {
 			t.Errorf("%s: kind %q, want %q", r.Backend, r.Kind, want)

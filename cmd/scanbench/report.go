@@ -340,13 +340,21 @@ backward, holding A and dA. *device peak*: scans.Instrumented.PeakBytes after
 ResetPeakBytes, above what was held before, over upload + backward (inputs,
 outputs and any scratch). *host bytes (computed)*: the sizes of the tensors
 each path allocates, for the eager backend (not a measurement).
+*fused / generic time*: the median of forward plus backward of each path on
+the same inputs (the generic path's A built once beforehand, not timed), on
+the backend's clock (device timestamps on GPUs, the host clock on eager).
 
 `)
-	b.WriteString("| backend | dims | dtype | kind | fused bytes | generic bytes | generic / fused | fused holds | generic holds | skipped |\n")
-	b.WriteString("|---|---|---|---|---:|---:|---:|---|---|---|\n")
+	b.WriteString("| backend | dims | dtype | kind | fused bytes | generic bytes | generic / fused | fused time | generic time | generic / fused time | fused holds | generic holds | skipped |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---|\n")
 	for _, m := range r.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %.2f | %s | %s | %s |\n",
-			m.Backend, m.Dims, m.DType, m.Kind, m.Fused, m.Generic, m.Ratio, m.FusedTensors, m.GenericTensors, cell(m.Skipped))
+		ft, gt, tr := "-", "-", "-"
+		if m.FusedTime > 0 && m.GenericTime > 0 {
+			ft, gt = dur(m.FusedTime)+" ("+m.Clock+")", dur(m.GenericTime)
+			tr = fmt.Sprintf("%.2f", m.GenericTime/m.FusedTime)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %.2f | %s | %s | %s | %s | %s | %s |\n",
+			m.Backend, m.Dims, m.DType, m.Kind, m.Fused, m.Generic, m.Ratio, ft, gt, tr, m.FusedTensors, m.GenericTensors, cell(m.Skipped))
 	}
 	return b.String()
 }
@@ -358,8 +366,12 @@ func (r memoryReport) table() string {
 			fmt.Fprintf(&b, "memory %-7s skipped: %s\n", m.Backend, m.Skipped)
 			continue
 		}
-		fmt.Fprintf(&b, "memory %-7s %s %s: fused %.2f MiB, generic %.2f MiB (%.2fx) [%s]\n",
+		fmt.Fprintf(&b, "memory %-7s %s %s: fused %.2f MiB, generic %.2f MiB (%.2fx) [%s]",
 			m.Backend, m.Dims, m.DType, float64(m.Fused)/(1<<20), float64(m.Generic)/(1<<20), m.Ratio, m.Kind)
+		if m.FusedTime > 0 && m.GenericTime > 0 {
+			fmt.Fprintf(&b, "; fwd+bwd fused %s, generic %s (%.2fx)", dur(m.FusedTime), dur(m.GenericTime), m.GenericTime/m.FusedTime)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
