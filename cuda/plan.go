@@ -65,7 +65,21 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		default: // (lc, lv, h, dh) -> dlc, dlv
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x, {B, T + 1, N}}
 		}
-	case scans.OpMatrixScan, scans.OpMatrixAffineScan:
+	case scans.OpMatrixScan:
+		// One block of W x C threads per (b, tile of W contiguous n), W =
+		// affineTile, C = chunkCount: the chunks of a segment held in
+		// registers, 6*C*W floats of aggregates (matrix_scan.cu).
+		w := affineTile(B, N, occ)
+		lanes := B * ((N + w - 1) / w)
+		c := chunkCount(T, lanes, w, occ, func(c int) bool { return matrixScanShared(w, c) <= maxShared })
+		p.grid, p.bx, p.by, p.shared = lanes, w, c, matrixScanShared(w, c)
+		x := []int{B, T, N, 2}
+		if !bwd { // (A, b, h0) -> h
+			p.ins, p.outs = []int{0, 1, 2}, [][]int{x}
+		} else { // (A, h0, h, dh) -> dA, db, dh0
+			p.ins, p.outs = []int{0, 2, 3, 4}, [][]int{{B, T, N, 2, 2}, x, opt(B, N, 2)}
+		}
+	case scans.OpMatrixAffineScan:
 		// V > 1: one block of V x C threads per (b, n). V = 1: one block
 		// of W x C threads per (b, tile of W contiguous n), W =
 		// affineTile. C chunks of T where affineChunkable (affine.cuh).
@@ -83,9 +97,6 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		p.grid, p.bx, p.by, p.shared = lanes, width, c, affineShared(K, V, w, c, bwd)
 		A, X := []int{B, T, N, K, K}, []int{B, T, N, K, V}
 		h0 := opt(B, N, K, V)
-		if op == scans.OpMatrixScan {
-			X, h0 = []int{B, T, N, K}, opt(B, N, K)
-		}
 		if !bwd { // (A, X, H0) -> H
 			p.ins, p.outs = []int{0, 1, 2}, [][]int{X}
 		} else { // (A, H0, H, dH) -> dA, dX, dH0
@@ -230,6 +241,16 @@ func affineShared(k, v, w, c int, bwd bool) int {
 		n += c * 4 * k * v
 	}
 	return 4 * n
+}
+
+// matrixScanShared is the dynamic shared memory in bytes of the
+// matrix_scan kernels with c chunks and tiles of w lanes: the chunks'
+// aggregates (a 2x2 map and a 2-vector), 6 * c * w floats when c > 1.
+func matrixScanShared(w, c int) int {
+	if c == 1 {
+		return 0
+	}
+	return 4 * 6 * c * w
 }
 
 // affineMaxThreads mirrors kernels/affine.cuh's AFFINE_MAX_THREADS, the
