@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// givens_scan backward, one reverse scan per block (see givens.glsl):
+// givens_scan backward, a reverse scan per block (see givens.glsl):
 //   G_t = dh_t + A_{t+1}^T G_{t+1},  dx_t = G_t,
 //   y = R(theta_t) h_{t-1} rebuilt in registers from the stored forward
 //   output (never by dividing by sigma), dsigma_t = G_t * y,
@@ -8,8 +8,14 @@
 //   dh0 = A_0^T G_0.
 // For a rotation with outputs (y_i, y_j) and output gradients (g_i, g_j):
 //   dth = y_i g_j - y_j g_i,  input gradients (c g_i + s g_j, c g_j - s g_i).
-// The inputs of P steps are loaded into registers before they are used, so
-// that P steps' loads are in flight at once.
+// The carry of the reverse scan is u = A_{t+1}^T G_{t+1}. Chunked, pass 1
+// walks a chunk [t0, t1) backwards from u = 0, which gives its aggregate
+// map u(t1) -> u(t0) = P u(t1) + S (P = A_{t0}^T ... A_{t1-1}^T, applied
+// to the columns of the identity alongside S; only theta, sigma and dh are
+// read), and each invocation folds the aggregates of the chunks after its
+// own into its carry before the rescan. The rescan loads the inputs of P
+// steps into registers before it uses them, so that P steps' loads are in
+// flight at once.
 #include "common.glsl"
 #include "givens.glsl"
 
@@ -23,32 +29,107 @@ OUT_BUFFER(6, dsigma_)
 OUT_BUFFER(7, dx_)
 OUT_BUFFER(8, dh0_)
 
-// Steps loaded ahead: about 128 registers of inputs whatever K.
-const uint P = 32u / K;
+// Steps loaded ahead by the rescan: about 128 registers of inputs
+// unchunked, half that chunked (2 steps at k = 8).
+const uint P = (32u / K) >> CHUNKED;
 
 void main() {
     Blk r = block_of_invocation();
+    float u[K];     // A_{t+1}^T G_{t+1}
+    for (uint i = 0u; i < K; i++) {
+        u[i] = 0.0;
+    }
+    if (CHUNKS > 1u) {
+        // Pass 1: columns m < K of v are the columns of P (from the
+        // identity), column K is S (from zero).
+        float v[(K + 1u) * K];
+        for (uint m = 0u; m <= K; m++) {
+            for (uint i = 0u; i < K; i++) {
+                v[m * K + i] = (i == m) ? 1.0 : 0.0;
+            }
+        }
+        if (r.live) {
+            for (uint t = r.t1; t > r.t0; t--) {
+                uint s = step_index(r, t - 1u);
+                for (uint i = 0u; i < K; i++) {
+                    float sg = LD(sigma_, pc.off[1] + s * K + i);
+                    for (uint m = 0u; m < K; m++) {
+                        v[m * K + i] *= sg;
+                    }
+                    v[K * K + i] = sg * (v[K * K + i] + LD(dh_, pc.off[4] + s * K + i));
+                }
+                // R^T: the second layer's rotations transposed, then the
+                // first layer's.
+                for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+                    float a = LD(theta_, pc.off[0] + s * (K - 1u) + K / 2u + q);
+                    float c = cos(a), sn = sin(a);
+                    uint i = 2u * q + 1u;
+                    for (uint m = 0u; m <= K; m++) {
+                        float gi = v[m * K + i], gj = v[m * K + i + 1u];
+                        v[m * K + i] = c * gi + sn * gj;
+                        v[m * K + i + 1u] = c * gj - sn * gi;
+                    }
+                }
+                for (uint q = 0u; q < K / 2u; q++) {
+                    float a = LD(theta_, pc.off[0] + s * (K - 1u) + q);
+                    float c = cos(a), sn = sin(a);
+                    uint i = 2u * q;
+                    for (uint m = 0u; m <= K; m++) {
+                        float gi = v[m * K + i], gj = v[m * K + i + 1u];
+                        v[m * K + i] = c * gi + sn * gj;
+                        v[m * K + i + 1u] = c * gj - sn * gi;
+                    }
+                }
+            }
+        }
+        uint sl = agg_slot(r, r.j);
+        for (uint i = 0u; i < K; i++) {
+            for (uint m = 0u; m < K; m++) {
+                sh_P[sl * K * K + i * K + m] = v[m * K + i];
+            }
+            sh_S[sl * K + i] = v[K * K + i];
+        }
+        barrier();
+        if (!aggregates_finite(r)) {
+            // The sequential walk by the chunk-0 invocation.
+            r.live = r.live && r.j == 0u;
+            r.t0 = 0u;
+            r.t1 = pc.T;
+        } else {
+            float un[K];
+            for (uint k = CHUNKS - 1u; k > r.j; k--) {
+                uint sl = agg_slot(r, k);
+                for (uint i = 0u; i < K; i++) {
+                    float acc = sh_S[sl * K + i];
+                    for (uint m = 0u; m < K; m++) {
+                        acc += sh_P[sl * K * K + i * K + m] * u[m];
+                    }
+                    un[i] = acc;
+                }
+                for (uint i = 0u; i < K; i++) {
+                    u[i] = un[i];
+                }
+            }
+        }
+    }
     if (!r.live) {
         return;
     }
-    float u[K];     // A_{t+1}^T G_{t+1}
     float y[K];     // rotated state
     float gy[K];    // gradient flowing back through the rotations
     float cs[K];    // cos of each angle (K-1 used)
     float sn[K];    // sin of each angle
     float ymid[K];  // state after the first layer
-    for (uint i = 0u; i < K; i++) {
-        u[i] = 0.0;
-    }
-    // Steps are walked in groups of P from the end: group [t1 - P, t1).
-    for (uint t1 = pc.T; t1 > 0u; t1 = (t1 > P) ? t1 - P : 0u) {
+    float dth[K];   // dtheta of the step (K-1 used)
+    // Steps are walked in groups of P from the end: group [te - P, te).
+    for (uint te = r.t1; te > r.t0; te = (te - r.t0 > P) ? te - P : r.t0) {
         float th[P * K]; // K - 1 used per step
         float sg[P * K];
         float dd[P * K];
         float hp[P * K];
         for (uint p = 0u; p < P; p++) {
-            if (p < t1) {
-                uint t = t1 - 1u - p;
+            if (p < te - r.t0) {
+                uint t = te - 1u - p;
                 uint s = step_index(r, t);
                 for (uint q = 0u; q < K - 1u; q++) {
                     th[p * K + q] = LD(theta_, pc.off[0] + s * (K - 1u) + q);
@@ -60,7 +141,7 @@ void main() {
                     if (t > 0u) {
                         hp[p * K + i] = LD(h_, pc.off[3] + (s - pc.N) * K + i);
                     } else if (HAS_INIT) {
-                        hp[p * K + i] = LD(h0_, pc.off[2] + (r.b * pc.N + r.n) * K + i);
+                        hp[p * K + i] = LD(h0_, pc.off[2] + init_index(r) + i);
                     } else {
                         hp[p * K + i] = 0.0;
                     }
@@ -68,12 +149,11 @@ void main() {
             }
         }
         for (uint p = 0u; p < P; p++) {
-            if (p >= t1) {
+            if (p >= te - r.t0) {
                 break;
             }
-            uint t = t1 - 1u - p;
+            uint t = te - 1u - p;
             uint s = step_index(r, t);
-            uint ti = s * (K - 1u);
             // Rebuild y = R(theta_t) h_{t-1}.
             for (uint i = 0u; i < K; i++) {
                 y[i] = hp[p * K + i];
@@ -118,25 +198,39 @@ void main() {
                 uint pq = K / 2u + q;
                 uint i = 2u * q + 1u;
                 float gi = gy[i], gj = gy[i + 1u];
-                ST(dtheta_, pc.off[5] + ti + pq, y[i] * gj - y[i + 1u] * gi);
+                dth[pq] = y[i] * gj - y[i + 1u] * gi;
                 gy[i] = cs[pq] * gi + sn[pq] * gj;
                 gy[i + 1u] = cs[pq] * gj - sn[pq] * gi;
             }
             for (uint q = 0u; q < K / 2u; q++) {
                 uint i = 2u * q;
                 float gi = gy[i], gj = gy[i + 1u];
-                ST(dtheta_, pc.off[5] + ti + q, ymid[i] * gj - ymid[i + 1u] * gi);
+                dth[q] = ymid[i] * gj - ymid[i + 1u] * gi;
                 gy[i] = cs[q] * gi + sn[q] * gj;
                 gy[i + 1u] = cs[q] * gj - sn[q] * gi;
+            }
+            // The K - 1 angles of a step start at an even or odd element:
+            // the aligned pairs go out as whole words (16-bit), the one
+            // element sharing a word with the neighbouring block by ST.
+            uint e = pc.off[5] + s * (K - 1u);
+            uint q0 = e & 1u;
+            if (q0 != 0u) {
+                ST(dtheta_, e, dth[0]);
+            }
+            for (uint q = q0; q + 1u < K - 1u; q += 2u) {
+                ST2(dtheta_, e + q, dth[q], dth[q + 1u]);
+            }
+            if (q0 == 0u) {
+                ST(dtheta_, e + K - 2u, dth[K - 2u]);
             }
             for (uint i = 0u; i < K; i++) {
                 u[i] = gy[i];
             }
         }
     }
-    if (HAS_INIT) {
+    if (HAS_INIT && r.j == 0u) {
         for (uint i = 0u; i < K; i += 2u) {
-            ST2(dh0_, pc.off[8] + (r.b * pc.N + r.n) * K + i, u[i], u[i + 1u]);
+            ST2(dh0_, pc.off[8] + init_index(r) + i, u[i], u[i + 1u]);
         }
     }
 }

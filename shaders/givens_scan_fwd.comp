@@ -1,10 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // givens_scan forward: h_t = sigma_t * R(theta_t) h_{t-1} + x_t,
-// h_{-1} = h0 or 0 (see givens.glsl). The inputs of P steps are loaded into
-// registers before they are applied, so that P steps' loads are in flight
-// at once and the rotations' cos and sin are off the state's dependency
-// chain.
+// h_{-1} = h0 or 0 (see givens.glsl for the layout and the chunks). The
+// rescan loads the inputs of P steps into registers before applying them,
+// so that P steps' loads are in flight at once and the rotations' cos and
+// sin are off the state's dependency chain.
 #include "common.glsl"
 #include "givens.glsl"
 
@@ -14,24 +14,108 @@ IN_BUFFER(2, x_)
 IN_BUFFER(3, h0_)
 OUT_BUFFER(4, h_)
 
-// Steps loaded ahead: about 64 registers of inputs whatever K.
-const uint P = 64u / K;
+// Steps loaded ahead by the rescan, about 64 registers of inputs unchunked
+// (few invocations, long walks) and half that chunked (many invocations
+// hide the latency instead): 4 steps chunked at k = 8.
+const uint P = (64u / K) >> CHUNKED;
 
 void main() {
     Blk r = block_of_invocation();
+    float h[K];
+    bool seq = false;
+    if (CHUNKS > 1u) {
+        // Pass 1: columns m < K of v are the columns of P (from the
+        // identity), column K is S (from zero).
+        float v[(K + 1u) * K];
+        for (uint m = 0u; m <= K; m++) {
+            for (uint i = 0u; i < K; i++) {
+                v[m * K + i] = (i == m) ? 1.0 : 0.0;
+            }
+        }
+        if (r.live) {
+            for (uint t = r.t0; t < r.t1; t++) {
+                uint s = step_index(r, t);
+                for (uint q = 0u; q < K / 2u; q++) {
+                    float a = LD(theta_, pc.off[0] + s * (K - 1u) + q);
+                    float c = cos(a), sn = sin(a);
+                    uint i = 2u * q;
+                    for (uint m = 0u; m <= K; m++) {
+                        float xi = v[m * K + i], xj = v[m * K + i + 1u];
+                        v[m * K + i] = c * xi - sn * xj;
+                        v[m * K + i + 1u] = sn * xi + c * xj;
+                    }
+                }
+                for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+                    float a = LD(theta_, pc.off[0] + s * (K - 1u) + K / 2u + q);
+                    float c = cos(a), sn = sin(a);
+                    uint i = 2u * q + 1u;
+                    for (uint m = 0u; m <= K; m++) {
+                        float xi = v[m * K + i], xj = v[m * K + i + 1u];
+                        v[m * K + i] = c * xi - sn * xj;
+                        v[m * K + i + 1u] = sn * xi + c * xj;
+                    }
+                }
+                for (uint i = 0u; i < K; i++) {
+                    float sg = LD(sigma_, pc.off[1] + s * K + i);
+                    for (uint m = 0u; m < K; m++) {
+                        v[m * K + i] *= sg;
+                    }
+                    v[K * K + i] = sg * v[K * K + i] + LD(x_, pc.off[2] + s * K + i);
+                }
+            }
+        }
+        uint sl = agg_slot(r, r.j);
+        for (uint i = 0u; i < K; i++) {
+            for (uint m = 0u; m < K; m++) {
+                sh_P[sl * K * K + i * K + m] = v[m * K + i];
+            }
+            sh_S[sl * K + i] = v[K * K + i];
+        }
+        barrier();
+        seq = !aggregates_finite(r);
+    }
     if (!r.live) {
         return;
     }
-    float h[K];
+    bool h0_finite = true;
     for (uint i = 0u; i < K; i++) {
-        h[i] = HAS_INIT ? LD(h0_, pc.off[3] + (r.b * pc.N + r.n) * K + i) : 0.0;
+        h[i] = HAS_INIT ? LD(h0_, pc.off[3] + init_index(r) + i) : 0.0;
+        h0_finite = h0_finite && !isnan(h[i]) && !isinf(h[i]);
     }
-    for (uint t0 = 0u; t0 < pc.T; t0 += P) {
+    if (CHUNKS > 1u) {
+        // A non-finite h0 takes the sequential walk too (P h0 is not the
+        // sequential recurrence's arithmetic on inf). Every invocation of
+        // the lane reads the same h0 and aggregates, so all agree.
+        seq = seq || !h0_finite;
+        if (seq) {
+            if (r.j != 0u) {
+                return;
+            }
+            r.t0 = 0u;
+            r.t1 = pc.T;
+        } else {
+            float hn[K];
+            for (uint k = 0u; k < r.j; k++) {
+                uint sl = agg_slot(r, k);
+                for (uint i = 0u; i < K; i++) {
+                    float acc = sh_S[sl * K + i];
+                    for (uint m = 0u; m < K; m++) {
+                        acc += sh_P[sl * K * K + i * K + m] * h[m];
+                    }
+                    hn[i] = acc;
+                }
+                for (uint i = 0u; i < K; i++) {
+                    h[i] = hn[i];
+                }
+            }
+        }
+    }
+    for (uint t0 = r.t0; t0 < r.t1; t0 += P) {
         float th[P * K]; // K - 1 used per step
         float sg[P * K];
         float xx[P * K];
         for (uint p = 0u; p < P; p++) {
-            if (t0 + p < pc.T) {
+            if (t0 + p < r.t1) {
                 uint s = step_index(r, t0 + p);
                 for (uint q = 0u; q < K - 1u; q++) {
                     th[p * (K - 1u) + q] = LD(theta_, pc.off[0] + s * (K - 1u) + q);
@@ -43,7 +127,7 @@ void main() {
             }
         }
         for (uint p = 0u; p < P; p++) {
-            if (t0 + p >= pc.T) {
+            if (t0 + p >= r.t1) {
                 break;
             }
             for (uint q = 0u; q < K / 2u; q++) {

@@ -290,11 +290,8 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	wg, chunks := blockWG, 1
 	if c.op == scans.OpGivensScan {
-		// One invocation per block: small workgroups spread the few
-		// invocations over more compute units.
-		wg = givensWG
-	}
-	if phase == 0 && c.op != scans.OpGivensScan {
+		wg, chunks = givensLayout(d.B, d.T, d.N, d.K, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	} else if phase == 0 {
 		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	}
 	k.spec[specWG] = uint32(wg)

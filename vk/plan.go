@@ -166,6 +166,55 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 	return wg, chunks
 }
 
+// The Givens layout (givens_scan, see shaders/givens.glsl). A lane is a
+// block (b, n), walked by one invocation per chunk of T. Chunking costs
+// pass 1 about k + 1 plain steps of arithmetic (the kxk product of the
+// chunk's transitions is built column by column in registers) plus a
+// second read of the inputs, so only k <= maxGivensChunkedK is chunked,
+// and only while lanes are few. The chunk count doubles from 1 while each
+// chunk keeps at least givensMinChunk steps, the device is not yet full
+// (lanes*chunks < givensTargetInvocations), and the workgroup (LPW*chunks,
+// LPW = max(1, givensWG/chunks) lanes) stays within maxElementwiseWG and
+// the device's limit with its aggregates (WG*(k*k+k) floats) in shared
+// memory. Unchunked, a workgroup holds givensWG lanes: small workgroups
+// spread the few invocations over more compute units.
+const (
+	maxGivensChunkedK       = 8
+	givensMinChunk          = 16
+	givensTargetInvocations = 1 << 17
+)
+
+func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
+	if K > maxGivensChunkedK {
+		return givensWG, 1
+	}
+	lanes := int64(B) * int64(N)
+	limit := maxElementwiseWG
+	if maxWG < limit {
+		limit = maxWG
+	}
+	layout := func(c int) (wg, shared int) {
+		lpw := givensWG / c
+		if lpw < 1 {
+			lpw = 1
+		}
+		wg = lpw * c
+		return wg, 4 * (wg*K*K + 1 + wg*K + 1) // the shader's sh_P and sh_S
+	}
+	chunks = 1
+	for {
+		c := 2 * chunks
+		w, sh := layout(c)
+		if w > limit || sh > maxShared || int64(T) < int64(c*givensMinChunk) ||
+			lanes*int64(chunks) >= givensTargetInvocations {
+			break
+		}
+		chunks = c
+	}
+	wg, _ = layout(chunks)
+	return wg, chunks
+}
+
 func moduleName(op scans.Op, dir scans.Direction, dt scans.DType) string {
 	d := "fwd"
 	if dir == scans.Backward {

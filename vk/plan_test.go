@@ -125,3 +125,29 @@ func TestBlockLayoutSharedBudget(t *testing.T) {
 		t.Errorf("%d bytes of shared memory", sh)
 	}
 }
+
+func TestGivensLayout(t *testing.T) {
+	for _, c := range []struct {
+		B, T, N, K, shared int
+		wg, chunks         int
+	}{
+		{32, 4096, 128, 8, 48 << 10, 32, 32}, // large: 4096 lanes*32 chunks = 2^17
+		{16, 1024, 8, 8, 48 << 10, 64, 64},   // long-T: 64 chunks of 16 steps
+		{16, 1024, 8, 8, 16 << 10, 32, 32},   // long-T in 16 KiB: 32 aggregates of 8x8 + 8
+		{128, 64, 8, 8, 48 << 10, 32, 4},     // lab: 4 chunks of 16 steps, 8 lanes per workgroup
+		{3, 1000, 5, 2, 16 << 10, 32, 32},    // 32 chunks of 32 steps
+		{3, 1000, 5, 16, 48 << 10, 32, 1},    // k = 16: P would not fit in registers
+		{3, 31, 5, 8, 48 << 10, 32, 1},       // too short to chunk
+		{3, 32, 5, 8, 48 << 10, 32, 2},       //
+		{4096, 4096, 32, 8, 48 << 10, 32, 1}, // enough lanes
+		{1, 1 << 20, 1, 4, 48 << 10, 256, 256},
+	} {
+		wg, chunks := givensLayout(c.B, c.T, c.N, c.K, 1024, c.shared)
+		if wg != c.wg || chunks != c.chunks {
+			t.Errorf("%+v: wg %d chunks %d", c, wg, chunks)
+		}
+		if chunks > 1 && (wg%chunks != 0 || 4*(wg*c.K*c.K+wg*c.K+2) > c.shared) {
+			t.Errorf("%+v: workgroup %d is not whole lanes times chunks within shared memory", c, wg)
+		}
+	}
+}
