@@ -95,6 +95,12 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			})
 		}
 		p.grid, p.bx, p.by, p.shared = lanes, width, c, affineShared(K, V, w, c, bwd)
+		if !bwd && V > 1 && (c == 1 || affineRows(B*N, K, occ)) {
+			// The row layout (affine_fwd_rows): R lanes of K threads per
+			// block, every input read once.
+			r := affineRowLanes(B*N, K)
+			p.grid, p.bx, p.by, p.shared = B*N/r, r*K, 1, 4*2*r*K*V
+		}
 		A, X := []int{B, T, N, K, K}, []int{B, T, N, K, V}
 		h0 := opt(B, N, K, V)
 		if !bwd { // (A, X, H0) -> H
@@ -251,6 +257,28 @@ func matrixScanShared(w, c int) int {
 		return 0
 	}
 	return 4 * 6 * c * w
+}
+
+// affineRows reports whether the forward of matrix_affine_scan with
+// v > 1 over lanes lanes (b*n) of k x k transitions uses the row layout
+// (one thread per row of H, T walked in one piece, every input read once)
+// rather than chunking T in the column layout (each chunk's inputs read
+// twice): when the lanes' k threads each, with the next steps' loads in
+// flight, fill a sixteenth of the device's threads. It does whenever the
+// column layout would not chunk either.
+func affineRows(lanes, k int, occ occupancy) bool {
+	return int64(lanes)*int64(k)*16 >= int64(occ.threads)
+}
+
+// affineRowLanes is the number R of lanes that one block of the row
+// layout serves (R*k threads): the largest power of two with R*k <= 32
+// that divides lanes, so that every thread of the grid has a lane.
+func affineRowLanes(lanes, k int) int {
+	r := max(32/k, 1)
+	for r > 1 && lanes%r != 0 {
+		r /= 2
+	}
+	return r
 }
 
 // affineMaxThreads mirrors kernels/affine.cuh's AFFINE_MAX_THREADS, the

@@ -78,10 +78,144 @@ __device__ __forceinline__ void ld_row(const void* __restrict__ A, i64 off, floa
     }
 }
 
+// ld_vec reads n = M contiguous elements at element offset off into r;
+// f32 with M a multiple of 4 (and off too) as float4.
+template <int DT, int M>
+__device__ __forceinline__ void ld_vec(const void* __restrict__ p, i64 off, float (&r)[M]) {
+    if (DT == DT_F32 && M % 4 == 0) {
+        const float4* q = (const float4*)((const float*)p + off);
+#pragma unroll
+        for (int e = 0; e < M / 4; e++) {
+            const float4 v = __ldg(q + e);
+            r[4 * e] = v.x;
+            r[4 * e + 1] = v.y;
+            r[4 * e + 2] = v.z;
+            r[4 * e + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < M; e++) {
+            r[e] = ld<DT>(p, off + e);
+        }
+    }
+}
+
+// st_vec stores r[0..M) at element offset off, like ld_vec.
+template <int DT, int M>
+__device__ __forceinline__ void st_vec(void* __restrict__ p, i64 off, const float (&r)[M]) {
+    if (DT == DT_F32 && M % 4 == 0) {
+        float4* q = (float4*)((float*)p + off);
+#pragma unroll
+        for (int e = 0; e < M / 4; e++) {
+            float4 v;
+            v.x = r[4 * e];
+            v.y = r[4 * e + 1];
+            v.z = r[4 * e + 2];
+            v.w = r[4 * e + 3];
+            q[e] = v;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < M; e++) {
+            st<DT>(p, off + e, r[e]);
+        }
+    }
+}
+
+// The forward with V > 1 and one chunk (blockDim.y = 1) uses the row
+// layout: thread i of a lane owns row i of H (V registers), and a block of
+// blockDim.x = R*K threads serves R consecutive lanes (the host picks R, a
+// power of two dividing B*N, so every thread has a lane). Each step a
+// thread reads its row of A_t (K elements) and of X_t (V), so the R*K
+// threads of a block read R*K*(K+V) contiguous elements: every input
+// element is read once, by one thread, in coalesced runs (the column
+// layout reads A_t in every one of its V threads). The rows of H_{t-1} are
+// exchanged through shared memory (2 * R * K*V floats, alternating between
+// even and odd steps so that one barrier per step suffices, as in
+// affine_bwd). The loads of the next U steps are issued ahead of the
+// arithmetic (a ring of U steps in registers), so that many bytes are in
+// flight while each step waits on the one before it. The sums run in the
+// sequential reference's order, s = X[i][j], then s += A[i][l] H[l][j] for
+// l = 0..K-1, so the result matches the column layout bit for bit.
+template <int DT, int K, int V>
+__device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
+                                                const void* __restrict__ X,
+                                                const void* __restrict__ H0, void* __restrict__ H,
+                                                i64 T, i64 N) {
+    constexpr int U = (K + V) * 4 <= 64 ? 4 : (K + V) * 2 <= 64 ? 2 : 1;
+    DYNAMIC_SHARED(sh);  // [2][R][K*V]: H_{t-1}, row-major (K,V) per lane
+    const int R = (int)blockDim.x / K;
+    const int r = (int)threadIdx.x / K, i = (int)threadIdx.x % K;
+    const i64 lane = (i64)blockIdx.x * R + r;  // b*N + n
+    const i64 b = lane / N, n = lane % N;
+    float h[V];
+    if (H0 != nullptr) {
+        ld_vec<DT, V>(H0, lane * (K * V) + i * V, h);
+    } else {
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            h[v] = 0.0f;
+        }
+    }
+    // Step t of the lane is block (b*T + t)*N + n.
+    const i64 blk0 = b * T * N + n;
+    float pa[U][K], px[U][V];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        if (u < T) {
+            const i64 blk = blk0 + (i64)u * N;
+            ld_vec<DT, K>(A, blk * (K * K) + i * K, pa[u]);
+            ld_vec<DT, V>(X, blk * (K * V) + i * V, px[u]);
+        }
+    }
+    for (i64 t0 = 0; t0 < T; t0 += U) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const i64 t = t0 + u;
+            if (t < T) {  // alike in the whole block: T is shared
+                float* buf = sh + ((int)(t & 1) * R + r) * (K * V);
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    buf[i * V + v] = h[v];
+                }
+                __syncthreads();
+                float out[V];
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    out[v] = px[u][v];
+                }
+#pragma unroll
+                for (int l = 0; l < K; l++) {
+                    const float a = pa[u][l];
+#pragma unroll
+                    for (int v = 0; v < V; v++) {
+                        out[v] = fmaf(a, buf[l * V + v], out[v]);
+                    }
+                }
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    h[v] = out[v];
+                }
+                const i64 blk = blk0 + t * N;
+                st_vec<DT, V>(H, blk * (K * V) + i * V, h);
+                if (t + U < T) {
+                    const i64 nb = blk + (i64)U * N;
+                    ld_vec<DT, K>(A, nb * (K * K) + i * K, pa[u]);
+                    ld_vec<DT, V>(X, nb * (K * V) + i * V, px[u]);
+                }
+            }
+        }
+    }
+}
+
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const void* __restrict__ X,
                                            const void* __restrict__ H0, void* __restrict__ H,
                                            i64 T, i64 N) {
+    if (V > 1 && blockDim.y == 1) {
+        affine_fwd_rows<DT, K, V>(A, X, H0, H, T, N);
+        return;
+    }
     constexpr int PC = (K + V - 1) / V;  // columns of P per thread
     const int c = threadIdx.y, C = blockDim.y;
     AFFINE_LANE();
