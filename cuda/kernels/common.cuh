@@ -1,10 +1,14 @@
 // Shared helpers of the scan kernels: element loads and stores for f32, f16
 // and bf16, and the numeric helpers the log-space scan needs.
 //
-// 16-bit elements are read and written as unsigned short and converted by
-// hand, so the kernels depend on no half-precision header or intrinsic.
-// Widening is exact; narrowing rounds to nearest, ties to even; NaN stays a
-// (quiet) NaN with its sign; values beyond the f16 range become +-Inf.
+// 16-bit elements are read and written as unsigned short, so the kernels
+// depend on no half-precision header. Widening is exact; narrowing rounds
+// to nearest, ties to even; NaN stays a (quiet) NaN with its sign; values
+// beyond the f16 range become +-Inf. On the GPU the conversions are the
+// hardware's (one cvt each, PTX ISA 7.0 / sm_80 for bf16) with the NaN case
+// of the narrowings patched by a select so that a NaN keeps its sign and
+// payload bits as below; the host build (the emulation test) runs the
+// bit-exact software versions, which define the results.
 #pragma once
 
 // Element types, the template parameter DT of every kernel.
@@ -21,7 +25,18 @@ typedef long long i64;
 #define DYNAMIC_SHARED(name) extern __shared__ float name[]
 #endif
 
-__device__ __forceinline__ float f16_to_f32(unsigned short h) {
+// f16_nan and bf16_nan are the 16-bit NaNs the narrowings give for a NaN
+// f (sign, quiet bit set, the top of the payload kept).
+__device__ __forceinline__ unsigned short f16_nan(float f) {
+    unsigned int b = __float_as_uint(f);
+    return (unsigned short)(((b >> 16) & 0x8000u) | 0x7e00u | ((b & 0x7fffffu) >> 13));
+}
+
+__device__ __forceinline__ unsigned short bf16_nan(float f) {
+    return (unsigned short)((__float_as_uint(f) >> 16) | 0x0040u);
+}
+
+__device__ __forceinline__ float f16_to_f32_sw(unsigned short h) {
     unsigned int sign = (unsigned int)(h & 0x8000u) << 16;
     unsigned int exp = (h >> 10) & 0x1fu;
     unsigned int man = h & 0x3ffu;
@@ -36,14 +51,14 @@ __device__ __forceinline__ float f16_to_f32(unsigned short h) {
     return __uint_as_float(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
-__device__ __forceinline__ unsigned short f32_to_f16(float f) {
+__device__ __forceinline__ unsigned short f32_to_f16_sw(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;
     int exp = (int)((b >> 23) & 0xffu);
     unsigned int man = b & 0x7fffffu;
     if (exp == 0xff) {  // Inf or NaN
         if (man != 0) {
-            return (unsigned short)(sign | 0x7e00u | (man >> 13));
+            return f16_nan(f);
         }
         return (unsigned short)(sign | 0x7c00u);
     }
@@ -78,14 +93,43 @@ __device__ __forceinline__ float bf16_to_f32(unsigned short h) {
     return __uint_as_float((unsigned int)h << 16);
 }
 
-__device__ __forceinline__ unsigned short f32_to_bf16(float f) {
+__device__ __forceinline__ unsigned short f32_to_bf16_sw(float f) {
     unsigned int b = __float_as_uint(f);
     if ((b & 0x7fffffffu) > 0x7f800000u) {  // NaN: keep it NaN after truncation
-        return (unsigned short)((b >> 16) | 0x0040u);
+        return bf16_nan(f);
     }
     b += 0x7fffu + ((b >> 16) & 1u);
     return (unsigned short)(b >> 16);
 }
+
+#ifdef __CUDA_ARCH__
+// The hardware conversions. cvt.f32.f16 is exact (a NaN widens to a NaN,
+// and every use of a widened value is arithmetic, which yields the GPU's
+// canonical NaN either way); cvt.rn.f16.f32 and cvt.rn.bf16.f32 round to
+// nearest even, overflow to +-Inf and keep subnormals, but give the
+// canonical NaN 0x7fff for any NaN, hence the select.
+__device__ __forceinline__ float f16_to_f32(unsigned short h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+__device__ __forceinline__ unsigned short f32_to_f16(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return f != f ? f16_nan(f) : h;
+}
+
+__device__ __forceinline__ unsigned short f32_to_bf16(float f) {
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return f != f ? bf16_nan(f) : h;
+}
+#else
+__device__ __forceinline__ float f16_to_f32(unsigned short h) { return f16_to_f32_sw(h); }
+__device__ __forceinline__ unsigned short f32_to_f16(float f) { return f32_to_f16_sw(f); }
+__device__ __forceinline__ unsigned short f32_to_bf16(float f) { return f32_to_bf16_sw(f); }
+#endif
 
 // ld reads element i of p (of element type DT) as f32.
 template <int DT>
@@ -111,16 +155,88 @@ __device__ __forceinline__ void st(void* __restrict__ p, i64 i, float v) {
     }
 }
 
-// logaddexp returns log(exp(x) + exp(y)) without overflow: -Inf when both
-// are -Inf, +Inf when either is +Inf, NaN when either is NaN.
+// st_num is st for a v known not to be NaN: on the GPU its 16-bit stores
+// skip the NaN patch of the narrowings.
+template <int DT>
+__device__ __forceinline__ void st_num(void* __restrict__ p, i64 i, float v) {
+#ifdef __CUDA_ARCH__
+    if (DT == DT_F16) {
+        unsigned short h;
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+        ((unsigned short*)p)[i] = h;
+        return;
+    } else if (DT == DT_BF16) {
+        unsigned short h;
+        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+        ((unsigned short*)p)[i] = h;
+        return;
+    }
+#endif
+    st<DT>(p, i, v);
+}
+
+// Fast transcendentals for the log-space scan. On the GPU they are the
+// special function unit's approximations (ex2.approx / lg2.approx, about
+// 2 ulp; ex2_fast and lg2_fast flush subnormal arguments and results to
+// zero, lg2_full keeps them), which is what makes a logaddexp cost a few
+// instructions instead of an accurate expf and log1pf; max_nan and min_nan
+// are max.NaN / min.NaN (sm_80), which return NaN when either argument is
+// NaN. The host build (the emulation test) uses the C library's exp2f and
+// log2f, which are accurate: it checks the kernels' structure and special
+// values, not the last bits.
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
+
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float ex2_fast(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ float lg2_fast(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ float lg2_full(float x) {
+    float y;
+    asm("lg2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ float max_nan(float x, float y) {
+    float z;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(z) : "f"(x), "f"(y));
+    return z;
+}
+
+__device__ __forceinline__ float min_nan(float x, float y) {
+    float z;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(z) : "f"(x), "f"(y));
+    return z;
+}
+#else
+__device__ __forceinline__ float ex2_fast(float x) { return exp2f(x); }
+__device__ __forceinline__ float lg2_fast(float x) { return log2f(x); }
+__device__ __forceinline__ float lg2_full(float x) { return log2f(x); }
+__device__ __forceinline__ float max_nan(float x, float y) { return x != x || y != y ? x + y : fmaxf(x, y); }
+__device__ __forceinline__ float min_nan(float x, float y) { return x != x || y != y ? x + y : fminf(x, y); }
+#endif
+
+// exp_fast is exp(x) through ex2_fast.
+__device__ __forceinline__ float exp_fast(float x) { return ex2_fast(x * LOG2E); }
+
+// logaddexp returns log(exp(x) + exp(y)) = m + log(1 + exp(n - m)) with
+// m = max(x, y), n = min(x, y), without overflow: -Inf when both are -Inf
+// (-Inf is the identity), +Inf when either is +Inf, NaN when either is
+// NaN (through max_nan, min_nan). It works in natural log, like its
+// callers' state, and goes through base 2 only inside: exp(n - m) is
+// ex2((n - m) log2 e) and the log ln 2 lg2(...).
 __device__ __forceinline__ float logaddexp(float x, float y) {
-    if (x != x || y != y) {
-        return x + y;
-    }
-    float m = x > y ? x : y;
-    if (m == -INFINITY || m == INFINITY) {
-        return m;
-    }
-    float d = x > y ? y - x : x - y;  // <= 0
-    return m + log1pf(expf(d));
+    const float m = max_nan(x, y);
+    const float n = min_nan(x, y);
+    const float r = fmaf(LN2, lg2_fast(1.0f + ex2_fast((n - m) * LOG2E)), m);
+    return fabsf(m) == INFINITY ? m : r;
 }

@@ -22,11 +22,11 @@
 
 #define TILE 32
 
-// Steps per thread and segment held in registers: linear_scan's forward,
-// parallel_scan_log's forward (its logaddexp needs more registers), and
-// both backwards. Blocks of up to 1024 threads leave 64 registers each.
+// Steps per thread and segment held in registers: the forwards (two
+// arrays of steps) and the backwards (three or four). Blocks of up to 1024
+// threads leave 64 registers each.
 #define SEG_FWD 16
-#define SEG_LOG_FWD 8
+#define SEG_LOG_FWD 16
 #define SEG_BWD 8
 
 struct Lane {
@@ -56,4 +56,79 @@ __device__ __forceinline__ Lane lane_of(i64 T, i64 D) {
         l.t0 = T;
     }
     return l;
+}
+
+// steps_in is how many of the S steps from t0 a lane's chunk really has:
+// 0 for a lane past D, fewer than S at the end of T.
+__device__ __forceinline__ int steps_in(const Lane& l, i64 t0, i64 T, int S) {
+    if (!l.on || t0 >= T) {
+        return 0;
+    }
+    return T - t0 < S ? (int)(T - t0) : S;
+}
+
+// ld_steps reads the S elements o, o + D, ..., o + (S-1) D of p into v,
+// those with r < r0 or r >= n as id (identity steps, or a step whose
+// element does not exist). The common case, a whole chunk (r0 = 0, n = S;
+// the same for the whole warp but at the ends of T and D), loads without
+// per-step tests, stepping one pointer.
+template <int DT, int S>
+__device__ __forceinline__ void ld_steps(const void* __restrict__ p, i64 o, i64 D, int r0, int n, float id,
+                                         float (&v)[S]) {
+    const int es = DT == DT_F32 ? 4 : 2;
+    if (r0 == 0 && n == S) {
+        const char* q = (const char*)p + o * es;
+        const i64 stride = D * es;
+#pragma unroll
+        for (int r = 0; r < S; r++) {
+            v[r] = ld<DT>(q, 0);
+            q += stride;
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < S; r++) {
+            v[r] = r >= r0 && r < n ? ld<DT>(p, o + (i64)r * D) : id;
+        }
+    }
+}
+
+// st_steps stores v[r] at element o + r D of p for r < n.
+template <int DT, int S>
+__device__ __forceinline__ void st_steps(void* __restrict__ p, i64 o, i64 D, int n, const float (&v)[S]) {
+    const int es = DT == DT_F32 ? 4 : 2;
+    if (n == S) {
+        char* q = (char*)p + o * es;
+        const i64 stride = D * es;
+        // A 16-bit NaN needs a patch after the hardware's narrowing
+        // (common.cuh); one sum tells whether any of the S can be NaN (a
+        // NaN sum may also come from opposite infinities: the careful
+        // path is right for those too).
+        float any = 0.0f;
+        if (DT != DT_F32) {
+#pragma unroll
+            for (int r = 0; r < S; r++) {
+                any += v[r];
+            }
+        }
+        if (any == any) {
+#pragma unroll
+            for (int r = 0; r < S; r++) {
+                st_num<DT>(q, 0, v[r]);
+                q += stride;
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < S; r++) {
+                st<DT>(q, 0, v[r]);
+                q += stride;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < S; r++) {
+            if (r < n) {
+                st<DT>(p, o + (i64)r * D, v[r]);
+            }
+        }
+    }
 }

@@ -17,15 +17,12 @@ __device__ __forceinline__ void linear_fwd(const void* __restrict__ a, const voi
     const i64 span = (i64)l.C * SEG_FWD;
     for (i64 s0 = 0; s0 < T; s0 += span) {
         const i64 t0 = s0 + (i64)l.c * SEG_FWD;
+        const i64 o = base + t0 * D;
+        const int n = steps_in(l, t0, T, SEG_FWD);
         // The chunk's steps, read once; steps past T are the identity.
         float av[SEG_FWD], bv[SEG_FWD];
-#pragma unroll
-        for (int r = 0; r < SEG_FWD; r++) {
-            const i64 t = t0 + r;
-            const bool in = l.on && t < T;
-            av[r] = in ? ld<DT>(a, base + t * D) : 1.0f;
-            bv[r] = in ? ld<DT>(b, base + t * D) : 0.0f;
-        }
+        ld_steps<DT>(a, o, D, 0, n, 1.0f, av);
+        ld_steps<DT>(b, o, D, 0, n, 0.0f, bv);
         float hc = carry;
         if (l.C > 1) {
             // The chunk's map h -> P h + Q, joined with the others'.
@@ -48,14 +45,13 @@ __device__ __forceinline__ void linear_fwd(const void* __restrict__ a, const voi
             carry = next;
             __syncthreads();  // the aggregates are rewritten by the next segment
         }
-        // Re-scan the registers from the carry-in and store.
+        // Re-scan the registers from the carry-in (into bv) and store.
 #pragma unroll
         for (int r = 0; r < SEG_FWD; r++) {
             hc = fmaf(av[r], hc, bv[r]);
-            if (l.on && t0 + r < T) {
-                st<DT>(h, base + (t0 + r) * D, hc);
-            }
+            bv[r] = hc;
         }
+        st_steps<DT>(h, o, D, n, bv);
         if (l.C == 1) {
             carry = hc;
         }
@@ -83,15 +79,14 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
     const i64 span = (i64)l.C * SEG_BWD;
     for (i64 s0 = (T - 1) / span * span; s0 >= 0; s0 -= span) {
         const i64 t0 = s0 + (i64)l.c * SEG_BWD;
+        const i64 o = base + t0 * D;
+        const int n = steps_in(l, t0, T, SEG_BWD);
+        // Steps past T are the identity (a = 1, dh = 0); h_{t-1} is h0
+        // (hinit) at t = 0.
         float av[SEG_BWD], dv[SEG_BWD], hv[SEG_BWD];
-#pragma unroll
-        for (int r = 0; r < SEG_BWD; r++) {
-            const i64 t = t0 + r;
-            const bool in = l.on && t < T;
-            av[r] = in ? ld<DT>(a, base + t * D) : 1.0f;
-            dv[r] = in ? ld<DT>(dh, base + t * D) : 0.0f;
-            hv[r] = in && t > 0 ? ld<DT>(h, base + (t - 1) * D) : hinit;
-        }
+        ld_steps<DT>(a, o, D, 0, n, 1.0f, av);
+        ld_steps<DT>(dh, o, D, 0, n, 0.0f, dv);
+        ld_steps<DT>(h, o - D, D, t0 == 0 ? 1 : 0, n, hinit, hv);
         float g = carry;
         if (l.C > 1) {
             float P = 1.0f, Q = 0.0f;
@@ -113,15 +108,16 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
             carry = next;
             __syncthreads();
         }
+        // G_t into dv, G_t h_{t-1} into hv.
 #pragma unroll
         for (int r = SEG_BWD - 1; r >= 0; r--) {
             const float G = dv[r] + g;
-            if (l.on && t0 + r < T) {
-                st<DT>(db, base + (t0 + r) * D, G);
-                st<DT>(da, base + (t0 + r) * D, G * hv[r]);
-            }
+            dv[r] = G;
+            hv[r] *= G;
             g = av[r] * G;
         }
+        st_steps<DT>(db, o, D, n, dv);
+        st_steps<DT>(da, o, D, n, hv);
         if (l.C == 1) {
             carry = g;
         }

@@ -23,45 +23,51 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
     const i64 span = (i64)l.C * SEG_LOG_FWD;
     for (i64 s0 = 0; s0 < T; s0 += span) {
         const i64 t0 = s0 + (i64)l.c * SEG_LOG_FWD;
+        const i64 o = base + t0 * D;
+        const int n = steps_in(l, t0, T, SEG_LOG_FWD);
         // Steps past T are the identity: lc = 0, lv = -Inf.
         float cv[SEG_LOG_FWD], vv[SEG_LOG_FWD];
-#pragma unroll
-        for (int r = 0; r < SEG_LOG_FWD; r++) {
-            const i64 t = t0 + r;
-            const bool in = l.on && t < T;
-            cv[r] = in ? ld<DT>(lc, base + t * D) : 0.0f;
-            vv[r] = in ? ld<DT>(lv, vbase + (t + 1) * D) : -INFINITY;
-        }
+        ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
+        ld_steps<DT>(lv, vbase + (t0 + 1) * D, D, 0, n, -INFINITY, vv);
         float m = carry;
+        const bool last = l.c == l.C - 1;
         if (l.C > 1) {
-            float P = 0.0f, Q = -INFINITY;
+            // Chunk c folds the aggregates of chunks 0..c-1 into the
+            // carry-in; the last chunk's aggregate is nobody's, so it
+            // skips that pass, and its slot in agg carries its final state,
+            // the next segment's carry, to the others.
+            if (!last) {
+                float P = 0.0f, Q = -INFINITY;
 #pragma unroll
-            for (int r = 0; r < SEG_LOG_FWD; r++) {
-                Q = logaddexp(cv[r] + Q, vv[r]);
-                P += cv[r];
+                for (int r = 0; r < SEG_LOG_FWD; r++) {
+                    Q = logaddexp(cv[r] + Q, vv[r]);
+                    P += cv[r];
+                }
+                agg[l.c * TILE + l.j] = P;
+                agg[(l.C + l.c) * TILE + l.j] = Q;
             }
-            agg[l.c * TILE + l.j] = P;
-            agg[(l.C + l.c) * TILE + l.j] = Q;
             __syncthreads();
             for (int i = 0; i < l.c; i++) {
                 m = logaddexp(agg[i * TILE + l.j] + m, agg[(l.C + i) * TILE + l.j]);
             }
-            float next = m;
-            for (int i = l.c; i < l.C; i++) {
-                next = logaddexp(agg[i * TILE + l.j] + next, agg[(l.C + i) * TILE + l.j]);
-            }
-            carry = next;
-            __syncthreads();
         }
+        // Re-scan from the carry-in; h_t = exp(m_t) into vv.
 #pragma unroll
         for (int r = 0; r < SEG_LOG_FWD; r++) {
             m = logaddexp(cv[r] + m, vv[r]);
-            if (l.on && t0 + r < T) {
-                st<DT>(h, base + (t0 + r) * D, expf(m));
-            }
+            vv[r] = exp_fast(m);
         }
+        st_steps<DT>(h, o, D, n, vv);
         if (l.C == 1) {
             carry = m;
+        } else {
+            // Nobody reads the last chunk's slot before this barrier, and
+            // it is rewritten only after the next segment's first one.
+            if (last) {
+                agg[l.c * TILE + l.j] = m;
+            }
+            __syncthreads();
+            carry = agg[(l.C - 1) * TILE + l.j];
         }
     }
 }
@@ -74,7 +80,9 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
 //	dlv_0     = G_0 exp(lc_0 + lv_0)
 //
 // log h_{t-1} comes from the stored output h. The carry between steps is
-// g = exp(lc_t) G_t. Segments are walked from the last to the first.
+// g = exp(lc_t) G_t. Segments are walked from the last to the first. The
+// exponents are taken in base 2 (one ex2 or lg2 each, common.cuh): after
+// the loads each step keeps a_t and lc_t + log h_{t-1} in log2 units.
 template <int DT>
 __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void* __restrict__ lv,
                                         const void* __restrict__ h, const void* __restrict__ dh,
@@ -88,29 +96,36 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
     if (l.on) {
         lv0 = ld<DT>(lv, vbase);
     }
+    const float lv0b = lv0 * LOG2E;  // log2 h_{-1}
     float carry = 0.0f;
     const i64 span = (i64)l.C * SEG_BWD;
     for (i64 s0 = (T - 1) / span * span; s0 >= 0; s0 -= span) {
         const i64 t0 = s0 + (i64)l.c * SEG_BWD;
-        // Steps past T are the identity: lc = 0, dh = 0.
+        const i64 o = base + t0 * D;
+        const i64 ov = vbase + (t0 + 1) * D;
+        const int n = steps_in(l, t0, T, SEG_BWD);
+        // Steps past T are the identity: lc = 0, dh = 0. pv holds
+        // h_{t-1} (1 where it does not exist), then the exponent of dlc.
         float cv[SEG_BWD], dv[SEG_BWD], vv[SEG_BWD], pv[SEG_BWD];
+        ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
+        ld_steps<DT>(dh, o, D, 0, n, 0.0f, dv);
+        ld_steps<DT>(lv, ov, D, 0, n, 0.0f, vv);
+        ld_steps<DT>(h, o - D, D, t0 == 0 ? 1 : 0, n, 1.0f, pv);
+        // cv becomes a_t, pv log2 of exp(lc_t) h_{t-1}.
 #pragma unroll
         for (int r = 0; r < SEG_BWD; r++) {
-            const i64 t = t0 + r;
-            const bool in = l.on && t < T;
-            cv[r] = in ? ld<DT>(lc, base + t * D) : 0.0f;
-            dv[r] = in ? ld<DT>(dh, base + t * D) : 0.0f;
-            vv[r] = in ? ld<DT>(lv, vbase + (t + 1) * D) : 0.0f;
-            pv[r] = in && t > 0 ? logf(ld<DT>(h, base + (t - 1) * D)) : lv0;
+            const float c2 = cv[r] * LOG2E;
+            const float lp = r == 0 && t0 == 0 ? lv0b : lg2_full(pv[r]);
+            pv[r] = c2 + lp;
+            cv[r] = ex2_fast(c2);
         }
         float g = carry;
         if (l.C > 1) {
             float P = 1.0f, Q = 0.0f;
 #pragma unroll
             for (int r = SEG_BWD - 1; r >= 0; r--) {
-                const float at = expf(cv[r]);
-                Q = at * (dv[r] + Q);
-                P *= at;
+                Q = cv[r] * (dv[r] + Q);
+                P *= cv[r];
             }
             agg[l.c * TILE + l.j] = P;
             agg[(l.C + l.c) * TILE + l.j] = Q;
@@ -125,23 +140,24 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
             carry = next;
             __syncthreads();
         }
+        // dlv_{t+1} into vv, dlc_t into pv.
         float G = 0.0f;
 #pragma unroll
         for (int r = SEG_BWD - 1; r >= 0; r--) {
             G = dv[r] + g;
-            const i64 t = t0 + r;
-            if (l.on && t < T) {
-                st<DT>(dlv, vbase + (t + 1) * D, G * expf(vv[r]));
-                st<DT>(dlc, base + t * D, G * expf(cv[r] + pv[r]));
-            }
-            g = expf(cv[r]) * G;
+            vv[r] = G * exp_fast(vv[r]);
+            pv[r] = G * ex2_fast(pv[r]);
+            g = cv[r] * G;
         }
+        st_steps<DT>(dlv, ov, D, n, vv);
+        st_steps<DT>(dlc, o, D, n, pv);
         if (l.C == 1) {
             carry = g;
         }
-        if (s0 == 0 && l.c == 0 && l.on) {
-            // G is G_0 here: chunk 0 of the first segment starts at step 0.
-            st<DT>(dlv, vbase, G * expf(cv[0] + lv0));
+        if (t0 == 0 && l.on) {
+            // G is G_0 and pv[0] = log2(exp(lc_0 + lv_0)) here: this chunk
+            // starts at step 0.
+            st<DT>(dlv, vbase, pv[0]);
         }
     }
 }
