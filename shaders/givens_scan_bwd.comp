@@ -32,6 +32,9 @@ OUT_BUFFER(8, dh0_)
 // Steps loaded ahead by the rescan: about 128 registers of inputs
 // unchunked, half that chunked (2 steps at k = 8).
 const uint P = (32u / K) >> CHUNKED;
+// Steps loaded ahead by pass 1 (4 at k = 8), besides the 72 registers of
+// P and S.
+const uint P1 = 32u / K;
 
 void main() {
     Blk r = block_of_invocation();
@@ -49,35 +52,54 @@ void main() {
             }
         }
         if (r.live) {
-            for (uint t = r.t1; t > r.t0; t--) {
-                uint s = step_index(r, t - 1u);
-                for (uint i = 0u; i < K; i++) {
-                    float sg = LD(sigma_, pc.off[1] + s * K + i);
-                    for (uint m = 0u; m < K; m++) {
-                        v[m * K + i] *= sg;
-                    }
-                    v[K * K + i] = sg * (v[K * K + i] + LD(dh_, pc.off[4] + s * K + i));
-                }
-                // R^T: the second layer's rotations transposed, then the
-                // first layer's.
-                for (uint q = 0u; q < (K - 1u) / 2u; q++) {
-                    float a = LD(theta_, pc.off[0] + s * (K - 1u) + K / 2u + q);
-                    float c = cos(a), sn = sin(a);
-                    uint i = 2u * q + 1u;
-                    for (uint m = 0u; m <= K; m++) {
-                        float gi = v[m * K + i], gj = v[m * K + i + 1u];
-                        v[m * K + i] = c * gi + sn * gj;
-                        v[m * K + i + 1u] = c * gj - sn * gi;
+            // Groups of P1 steps from the end: group [te - P1, te).
+            for (uint te = r.t1; te > r.t0; te = (te - r.t0 > P1) ? te - P1 : r.t0) {
+                float th[P1 * K]; // K - 1 used per step
+                float sg[P1 * K];
+                float dd[P1 * K];
+                for (uint p = 0u; p < P1; p++) {
+                    if (p < te - r.t0) {
+                        uint s = step_index(r, te - 1u - p);
+                        for (uint q = 0u; q < K - 1u; q++) {
+                            th[p * K + q] = LD(theta_, pc.off[0] + s * (K - 1u) + q);
+                        }
+                        for (uint i = 0u; i < K; i++) {
+                            sg[p * K + i] = LD(sigma_, pc.off[1] + s * K + i);
+                            dd[p * K + i] = LD(dh_, pc.off[4] + s * K + i);
+                        }
                     }
                 }
-                for (uint q = 0u; q < K / 2u; q++) {
-                    float a = LD(theta_, pc.off[0] + s * (K - 1u) + q);
-                    float c = cos(a), sn = sin(a);
-                    uint i = 2u * q;
-                    for (uint m = 0u; m <= K; m++) {
-                        float gi = v[m * K + i], gj = v[m * K + i + 1u];
-                        v[m * K + i] = c * gi + sn * gj;
-                        v[m * K + i + 1u] = c * gj - sn * gi;
+                for (uint p = 0u; p < P1; p++) {
+                    if (p >= te - r.t0) {
+                        break;
+                    }
+                    for (uint i = 0u; i < K; i++) {
+                        for (uint m = 0u; m < K; m++) {
+                            v[m * K + i] *= sg[p * K + i];
+                        }
+                        v[K * K + i] = sg[p * K + i] * (v[K * K + i] + dd[p * K + i]);
+                    }
+                    // R^T: the second layer's rotations transposed, then
+                    // the first layer's.
+                    for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+                        float a = th[p * K + K / 2u + q];
+                        float c = cos(a), sn = sin(a);
+                        uint i = 2u * q + 1u;
+                        for (uint m = 0u; m <= K; m++) {
+                            float gi = v[m * K + i], gj = v[m * K + i + 1u];
+                            v[m * K + i] = c * gi + sn * gj;
+                            v[m * K + i + 1u] = c * gj - sn * gi;
+                        }
+                    }
+                    for (uint q = 0u; q < K / 2u; q++) {
+                        float a = th[p * K + q];
+                        float c = cos(a), sn = sin(a);
+                        uint i = 2u * q;
+                        for (uint m = 0u; m <= K; m++) {
+                            float gi = v[m * K + i], gj = v[m * K + i + 1u];
+                            v[m * K + i] = c * gi + sn * gj;
+                            v[m * K + i + 1u] = c * gj - sn * gi;
+                        }
                     }
                 }
             }

@@ -18,6 +18,9 @@ OUT_BUFFER(4, h_)
 // (few invocations, long walks) and half that chunked (many invocations
 // hide the latency instead): 4 steps chunked at k = 8.
 const uint P = (64u / K) >> CHUNKED;
+// Steps loaded ahead by pass 1 (4 at k = 8), besides the 72 registers of
+// P and S.
+const uint P1 = 32u / K;
 
 void main() {
     Blk r = block_of_invocation();
@@ -33,34 +36,52 @@ void main() {
             }
         }
         if (r.live) {
-            for (uint t = r.t0; t < r.t1; t++) {
-                uint s = step_index(r, t);
-                for (uint q = 0u; q < K / 2u; q++) {
-                    float a = LD(theta_, pc.off[0] + s * (K - 1u) + q);
-                    float c = cos(a), sn = sin(a);
-                    uint i = 2u * q;
-                    for (uint m = 0u; m <= K; m++) {
-                        float xi = v[m * K + i], xj = v[m * K + i + 1u];
-                        v[m * K + i] = c * xi - sn * xj;
-                        v[m * K + i + 1u] = sn * xi + c * xj;
+            for (uint t0 = r.t0; t0 < r.t1; t0 += P1) {
+                float th[P1 * K]; // K - 1 used per step
+                float sg[P1 * K];
+                float xx[P1 * K];
+                for (uint p = 0u; p < P1; p++) {
+                    if (t0 + p < r.t1) {
+                        uint s = step_index(r, t0 + p);
+                        for (uint q = 0u; q < K - 1u; q++) {
+                            th[p * K + q] = LD(theta_, pc.off[0] + s * (K - 1u) + q);
+                        }
+                        for (uint i = 0u; i < K; i++) {
+                            sg[p * K + i] = LD(sigma_, pc.off[1] + s * K + i);
+                            xx[p * K + i] = LD(x_, pc.off[2] + s * K + i);
+                        }
                     }
                 }
-                for (uint q = 0u; q < (K - 1u) / 2u; q++) {
-                    float a = LD(theta_, pc.off[0] + s * (K - 1u) + K / 2u + q);
-                    float c = cos(a), sn = sin(a);
-                    uint i = 2u * q + 1u;
-                    for (uint m = 0u; m <= K; m++) {
-                        float xi = v[m * K + i], xj = v[m * K + i + 1u];
-                        v[m * K + i] = c * xi - sn * xj;
-                        v[m * K + i + 1u] = sn * xi + c * xj;
+                for (uint p = 0u; p < P1; p++) {
+                    if (t0 + p >= r.t1) {
+                        break;
                     }
-                }
-                for (uint i = 0u; i < K; i++) {
-                    float sg = LD(sigma_, pc.off[1] + s * K + i);
-                    for (uint m = 0u; m < K; m++) {
-                        v[m * K + i] *= sg;
+                    for (uint q = 0u; q < K / 2u; q++) {
+                        float a = th[p * K + q];
+                        float c = cos(a), sn = sin(a);
+                        uint i = 2u * q;
+                        for (uint m = 0u; m <= K; m++) {
+                            float xi = v[m * K + i], xj = v[m * K + i + 1u];
+                            v[m * K + i] = c * xi - sn * xj;
+                            v[m * K + i + 1u] = sn * xi + c * xj;
+                        }
                     }
-                    v[K * K + i] = sg * v[K * K + i] + LD(x_, pc.off[2] + s * K + i);
+                    for (uint q = 0u; q < (K - 1u) / 2u; q++) {
+                        float a = th[p * K + K / 2u + q];
+                        float c = cos(a), sn = sin(a);
+                        uint i = 2u * q + 1u;
+                        for (uint m = 0u; m <= K; m++) {
+                            float xi = v[m * K + i], xj = v[m * K + i + 1u];
+                            v[m * K + i] = c * xi - sn * xj;
+                            v[m * K + i + 1u] = sn * xi + c * xj;
+                        }
+                    }
+                    for (uint i = 0u; i < K; i++) {
+                        for (uint m = 0u; m < K; m++) {
+                            v[m * K + i] *= sg[p * K + i];
+                        }
+                        v[K * K + i] = sg[p * K + i] * v[K * K + i] + xx[p * K + i];
+                    }
                 }
             }
         }
