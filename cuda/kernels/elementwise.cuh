@@ -15,8 +15,14 @@
 // (2 * C * TILE floats, dynamic), each chunk folds the aggregates of the
 // chunks before it (after it, for the reverse scans) into the segment's
 // carry-in, re-scans its registers from there and stores; the fold of all
-// C is the next segment's carry. Two barriers per segment; C = 1 has
-// none. No block waits on another.
+// C (in parallel_scan_log's forward, whose fold steps are dearer: the last
+// chunk's final state, passed through shared memory) is the next
+// segment's carry. Two barriers per segment; C = 1 has none. No block
+// waits on another.
+//
+// Whole chunks (all S steps inside T, the lane inside D: every chunk but
+// the last of T, the same for a whole warp but at the edge of D) load and
+// store without per-step tests, stepping one pointer (ld_steps, st_steps).
 #pragma once
 #include "common.cuh"
 

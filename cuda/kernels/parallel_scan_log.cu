@@ -6,8 +6,56 @@
 // log_coeffs and h are (B,T,D), log_values (B,T+1,D). A chunk's map is
 // m -> logaddexp(P + m, Q) with P the sum of its lc_t and Q its scan from
 // m = -Inf; maps compose like the affine ones (in log space). See
-// elementwise.cuh for the lane and chunk layout.
+// elementwise.cuh for the lane and chunk layout. The exponentials and
+// logarithms are the GPU's fast approximations (common.cuh): a step costs
+// a dozen instructions, so the scan stays bound by memory, also in 16 bits.
 #include "elementwise.cuh"
+
+// chunk_map returns the map m -> logaddexp(P + m, Q) of S steps (cv, vv).
+// With S_r = c_0 + ... + c_r and w_r = v_r - S_r,
+//
+//	Q = log sum_r exp(v_r + P - S_r) = P + M + log sum_r exp(w_r - M),
+//
+// M = max w_r: one exp per step and one log per chunk, where the scan
+// from -Inf takes an exp and a log per step. The closed form holds when
+// P is finite (no lc is infinite or NaN) and M is finite or -Inf (no lv
+// is +Inf or NaN); otherwise the map is the scan itself, which gives the
+// non-finite cases exactly as the sequential recurrence does.
+template <int S>
+__device__ __forceinline__ void chunk_map(const float (&cv)[S], const float (&vv)[S], float& P, float& Q) {
+    float s = 0.0f, M = -INFINITY;
+#pragma unroll
+    for (int r = 0; r < S; r++) {
+        s += cv[r];
+        M = max_nan(M, vv[r] - s);
+    }
+    P = s;
+    if (fabsf(P) < INFINITY && M < INFINITY) {  // false for NaN too
+        Q = -INFINITY;
+        if (M > -INFINITY) {
+            const float Mb = M * LOG2E;
+            float sum = 0.0f;
+            s = 0.0f;
+#ifdef __CUDA_ARCH__
+            // Recompute w_r rather than keep the first pass's S values
+            // live (which would spill): hide that s restarts from 0.
+            asm("" : "+f"(s));
+#endif
+#pragma unroll
+            for (int r = 0; r < S; r++) {
+                s += cv[r];
+                sum += ex2_fast(fmaf(vv[r] - s, LOG2E, -Mb));
+            }
+            Q = P + fmaf(LN2, lg2_fast(sum), M);
+        }
+    } else {
+        Q = -INFINITY;
+#pragma unroll
+        for (int r = 0; r < S; r++) {
+            Q = logaddexp(cv[r] + Q, vv[r]);
+        }
+    }
+}
 
 template <int DT>
 __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void* __restrict__ lv,
@@ -37,12 +85,8 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
             // skips that pass, and its slot in agg carries its final state,
             // the next segment's carry, to the others.
             if (!last) {
-                float P = 0.0f, Q = -INFINITY;
-#pragma unroll
-                for (int r = 0; r < SEG_LOG_FWD; r++) {
-                    Q = logaddexp(cv[r] + Q, vv[r]);
-                    P += cv[r];
-                }
+                float P, Q;
+                chunk_map(cv, vv, P, Q);
                 agg[l.c * TILE + l.j] = P;
                 agg[(l.C + l.c) * TILE + l.j] = Q;
             }
