@@ -95,11 +95,12 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			})
 		}
 		p.grid, p.bx, p.by, p.shared = lanes, width, c, affineShared(K, V, w, c, bwd)
-		if !bwd && V > 1 && (c == 1 || affineRows(B*N, K, occ)) {
-			// The row layout (affine_fwd_rows): R lanes of K threads per
-			// block, every input read once.
+		if V > 1 && (!bwd || V <= 8) && (c == 1 || affineRows(B*N, K, occ)) {
+			// The row layout (affine_fwd_rows, affine_bwd_rows where
+			// AFFINE_ROWS_BWD): R lanes of K threads per block, every
+			// input read once.
 			r := affineRowLanes(B*N, K)
-			p.grid, p.bx, p.by, p.shared = B*N/r, r*K, 1, 4*2*r*K*V
+			p.grid, p.bx, p.by, p.shared = B*N/r, r*K, 1, affineRowShared(K, V, r, bwd)
 		}
 		A, X := []int{B, T, N, K, K}, []int{B, T, N, K, V}
 		h0 := opt(B, N, K, V)
@@ -259,8 +260,8 @@ func matrixScanShared(w, c int) int {
 	return 4 * 6 * c * w
 }
 
-// affineRows reports whether the forward of matrix_affine_scan with
-// v > 1 over lanes lanes (b*n) of k x k transitions uses the row layout
+// affineRows reports whether matrix_affine_scan with v > 1 (v <= 8 for
+// the backward) over lanes lanes (b*n) of k x k transitions uses the row layout
 // (one thread per row of H, T walked in one piece, every input read once)
 // rather than chunking T in the column layout (each chunk's inputs read
 // twice): when the lanes' k threads each, with the next steps' loads in
@@ -268,6 +269,18 @@ func matrixScanShared(w, c int) int {
 // column layout would not chunk either.
 func affineRows(lanes, k int, occ occupancy) bool {
 	return int64(lanes)*int64(k)*16 >= int64(occ.threads)
+}
+
+// affineRowShared is the dynamic shared memory in bytes of the row
+// layout with r lanes per block: two buffers per lane of the rows the
+// threads exchange each step, H_{t-1} (k*v floats) forward, G_t and
+// H_{t-1} (2*k*v) and A_t (k*k) backward.
+func affineRowShared(k, v, r int, bwd bool) int {
+	n := k * v
+	if bwd {
+		n = 2*k*v + k*k
+	}
+	return 4 * 2 * r * n
 }
 
 // affineRowLanes is the number R of lanes that one block of the row

@@ -341,6 +341,137 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
     }
 }
 
+// AFFINE_ROWS_BWD says whether the backward has the row layout (with one
+// chunk): for 1 < V <= 8; with V = 16 its rows of G, u and the ring do not
+// fit the 128 registers of a 512-thread block, and the column layout stays.
+#define AFFINE_ROWS_BWD(V) ((V) > 1 && (V) <= 8)
+
+// The backward with 1 < V <= 8 and one chunk (blockDim.y = 1) in the row
+// layout of affine_fwd_rows: R lanes of K threads per block, T walked
+// from the end, thread i owning row i of G_t and of the carry
+// u = A_{t+1}^T G_{t+1} (V registers each). Each step thread i reads row i
+// of A_t (K elements), of dH_t and of H_{t-1} (V each), all coalesced and
+// read once, and publishes its rows of G_t, H_{t-1} and A_t in shared
+// memory; after one barrier it forms row i of dA_t = G_t H_{t-1}^T (sums
+// over the V columns) and row i of the next carry, sum over r of
+// A_t[r][i] G_t[r][:]. The buffers alternate between even and odd steps
+// (2 * R * (2*K*V + K*K) floats), one barrier per step. The loads of the
+// next U steps are in flight in a ring of registers. Sums run in the
+// column layout's order (from 0, index ascending).
+template <int DT, int K, int V>
+__device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
+                                                const void* __restrict__ H0,
+                                                const void* __restrict__ H,
+                                                const void* __restrict__ dH, void* __restrict__ dA,
+                                                void* __restrict__ dX, void* __restrict__ dH0,
+                                                i64 T, i64 N) {
+    constexpr int U = (K + 2 * V) * 4 <= 96 ? 4 : (K + 2 * V) * 2 <= 64 ? 2 : 1;
+    constexpr int STEP = 2 * K * V + K * K;  // floats per lane and buffer
+    DYNAMIC_SHARED(sh);  // [2][R][STEP]: G_t, H_{t-1} (row-major (K,V)), A_t
+    const int R = (int)blockDim.x / K;
+    const int r = (int)threadIdx.x / K, i = (int)threadIdx.x % K;
+    const i64 lane = (i64)blockIdx.x * R + r;  // b*N + n
+    const i64 b = lane / N, n = lane % N;
+    const i64 blk0 = b * T * N + n;  // step t is block blk0 + t*N
+    float u[V];
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        u[v] = 0.0f;
+    }
+    // The ring: row i of A_t, dH_t and H_{t-1} for the next U steps.
+    float pa[U][K], pd[U][V], ph[U][V];
+#pragma unroll
+    for (int q = 0; q < U; q++) {
+        const i64 t = T - 1 - q;
+        if (t >= 0) {
+            const i64 blk = blk0 + t * N;
+            ld_vec<DT, K>(A, blk * (K * K) + i * K, pa[q]);
+            ld_vec<DT, V>(dH, blk * (K * V) + i * V, pd[q]);
+            if (t > 0) {
+                ld_vec<DT, V>(H, (blk - N) * (K * V) + i * V, ph[q]);
+            } else if (H0 != nullptr) {
+                ld_vec<DT, V>(H0, lane * (K * V) + i * V, ph[q]);
+            } else {
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    ph[q][v] = 0.0f;
+                }
+            }
+        }
+    }
+    for (i64 s0 = 0; s0 < T; s0 += U) {
+#pragma unroll
+        for (int q = 0; q < U; q++) {
+            const i64 t = T - 1 - (s0 + q);
+            if (t >= 0) {  // alike in the whole block
+                float* buf = sh + ((int)(t & 1) * R + r) * STEP;
+                float* sG = buf;
+                float* sP = buf + K * V;
+                float* sA = buf + 2 * K * V;
+                float G[V];
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    G[v] = pd[q][v] + u[v];
+                    sG[i * V + v] = G[v];
+                    sP[i * V + v] = ph[q][v];
+                }
+#pragma unroll
+                for (int l = 0; l < K; l++) {
+                    sA[i * K + l] = pa[q][l];
+                }
+                const i64 blk = blk0 + t * N;
+                st_vec<DT, V>(dX, blk * (K * V) + i * V, G);
+                __syncthreads();
+                // Row i of dA_t: sum over v of G_t[i][v] H_{t-1}[l][v].
+                float da[K];
+#pragma unroll
+                for (int l = 0; l < K; l++) {
+                    float acc = 0.0f;
+#pragma unroll
+                    for (int v = 0; v < V; v++) {
+                        acc = fmaf(G[v], sP[l * V + v], acc);
+                    }
+                    da[l] = acc;
+                }
+                st_vec<DT, K>(dA, blk * (K * K) + i * K, da);
+                // Row i of the carry into step t-1: sum over m of
+                // A_t[m][i] G_t[m][:].
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    u[v] = 0.0f;
+                }
+#pragma unroll
+                for (int m = 0; m < K; m++) {
+                    const float a = sA[m * K + i];
+#pragma unroll
+                    for (int v = 0; v < V; v++) {
+                        u[v] = fmaf(a, sG[m * V + v], u[v]);
+                    }
+                }
+                const i64 tn = t - U;
+                if (tn >= 0) {
+                    const i64 nb = blk0 + tn * N;
+                    ld_vec<DT, K>(A, nb * (K * K) + i * K, pa[q]);
+                    ld_vec<DT, V>(dH, nb * (K * V) + i * V, pd[q]);
+                    if (tn > 0) {
+                        ld_vec<DT, V>(H, (nb - N) * (K * V) + i * V, ph[q]);
+                    } else if (H0 != nullptr) {
+                        ld_vec<DT, V>(H0, lane * (K * V) + i * V, ph[q]);
+                    } else {
+#pragma unroll
+                        for (int v = 0; v < V; v++) {
+                            ph[q][v] = 0.0f;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (dH0 != nullptr) {
+        st_vec<DT, V>(dH0, lane * (K * V) + i * V, u);
+    }
+}
+
 // The reverse scan G_t = dH_t + A_{t+1}^T G_{t+1}; dX_t = G_t;
 // dA_t = G_t H_{t-1}^T (H_{-1} = H0 or 0); dH0 = A_0^T G_0.
 //
@@ -371,6 +502,10 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
                                            const void* __restrict__ H, const void* __restrict__ dH,
                                            void* __restrict__ dA, void* __restrict__ dX,
                                            void* __restrict__ dH0, i64 T, i64 N) {
+    if (AFFINE_ROWS_BWD(V) && blockDim.y == 1) {
+        affine_bwd_rows<DT, K, V>(A, H0, H, dH, dA, dX, dH0, T, N);
+        return;
+    }
     constexpr int PC = (K + V - 1) / V;
     DYNAMIC_SHARED(smem);
     const int c = threadIdx.y, C = blockDim.y;
