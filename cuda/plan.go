@@ -110,18 +110,11 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.ins, p.outs = []int{0, 2, 3, 4}, [][]int{A, X, h0}
 		}
 	case scans.OpGivensScan:
-		// One block of W x C threads per (b, tile of W contiguous n),
-		// W = affineTile, one thread per lane and chunk of T, C > 1
-		// where givensChunkable (givens_scan.cu).
-		w := affineTile(B, N, occ)
-		lanes := B * ((N + w - 1) / w)
-		c := 1
-		if givensChunkable(K) {
-			c = chunkCount(T, lanes, w, occ, func(c int) bool {
-				return givensShared(K, w, c) <= maxShared && w*c <= givensMaxThreads(K)
-			})
-		}
-		p.grid, p.bx, p.by, p.shared = lanes, w, c, givensShared(K, w, c)
+		// One block of W*K threads per (b, tile of W contiguous n), W =
+		// givensTile, one thread per channel walking all of T
+		// (givens_scan.cu).
+		w := givensTile(B, N, K, occ)
+		p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, 1, 0
 		x := []int{B, T, N, K}
 		if !bwd { // (theta, sigma, x, h0) -> h
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x}
@@ -216,24 +209,30 @@ func chunkCount(T, lanes, width int, occ occupancy, fits func(c int) bool) int {
 // transition product takes at most 64 registers.
 func affineChunkable(k, v int) bool { return k*((k+v-1)/v) <= 64 }
 
-// givensChunkable mirrors kernels/givens_scan.cu's GIVENS_CHUNKABLE: the
-// Givens scan chunks T only where the chunk's transition product (k*k
-// registers) fits.
-func givensChunkable(k int) bool { return k*k <= 64 }
-
-// givensShared is the dynamic shared memory in bytes of the Givens
-// kernels with c chunks and tiles of w lanes: c * w * (k*k + k) floats
-// when c > 1.
-func givensShared(k, w, c int) int {
-	if c == 1 {
-		return 0
-	}
-	return 4 * c * w * (k*k + k)
-}
-
 // givensMaxThreads mirrors kernels/givens_scan.cu's GIVENS_MAX_THREADS,
 // the kernels' __launch_bounds__: the largest block the host may launch.
-func givensMaxThreads(k int) int { return affineMaxThreads(k, 1) }
+const givensMaxThreads = 128
+
+// givensTile is the number W of contiguous lanes (blocks n of one batch
+// row) that one thread block of the Givens kernels serves, with one
+// thread per channel: W*K threads, whole warps (W*K >= 32) of at most
+// givensMaxThreads. W starts at givensMaxThreads/K, is halved (not
+// below 32/K) while W/2 lanes still cover n, then while the grid, b *
+// ceil(n/W) blocks, would give fewer than two blocks to each SM: few
+// lanes then spread over more SMs. The kernels do not cut T, so the
+// grid holds b*n*k threads whatever the rule.
+func givensTile(b, n, k int, occ occupancy) int {
+	sms := max(occ.sms, 1)
+	lo := max(32/k, 1)
+	w := max(givensMaxThreads/k, lo)
+	for w > lo && w/2 >= n {
+		w /= 2
+	}
+	for w > lo && b*((n+w-1)/w) < 2*sms {
+		w /= 2
+	}
+	return w
+}
 
 // affineShared is the dynamic shared memory in bytes of the affine
 // kernels with c chunks and tiles of w lanes (w = 1 when v > 1): the

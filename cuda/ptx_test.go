@@ -318,12 +318,18 @@ func TestChunkCount(t *testing.T) {
 	if got := affineTile(4096, 1, h200); got != 1 {
 		t.Errorf("affineTile(B=4096, N=1) = %d, want 1", got)
 	}
-	// Givens at the large shape: 512 blocks of 8 lanes x 16 chunks, the
-	// 128 threads its launch bound allows.
-	w := affineTile(32, 128, h200)
-	gfits := func(c int) bool { return givensShared(8, w, c) <= maxShared && w*c <= givensMaxThreads(8) }
-	if c := chunkCount(4096, 32*128/w, w, h200, gfits); w != 8 || c != 16 {
-		t.Errorf("Givens k=8 at B=32, T=4096, N=128: W=%d, C=%d, want 8 and 16", w, c)
+	// Givens: whole warps of at most givensMaxThreads threads, one per
+	// channel; at the large shape (32*128 lanes, k = 8) tiles of 8 lanes,
+	// 512 blocks of 64 threads; at long-T (16*8 lanes) and lab (128*8)
+	// one warp of 4 lanes per block, spread over the SMs.
+	for _, c := range []struct{ b, n, k, want int }{
+		{32, 128, 8, 8}, {16, 8, 8, 4}, {128, 8, 8, 4}, {1, 1, 2, 16}, {1, 1, 16, 2},
+		{4096, 1024, 2, 64}, {4096, 1024, 16, 8}, {1, 3, 4, 8},
+	} {
+		w := givensTile(c.b, c.n, c.k, h200)
+		if w != c.want || w*c.k%32 != 0 || w*c.k > givensMaxThreads {
+			t.Errorf("givensTile(B=%d, N=%d, k=%d) = %d, want %d", c.b, c.n, c.k, w, c.want)
+		}
 	}
 	for k := 1; k <= 16; k *= 2 {
 		w := 32

@@ -5,364 +5,443 @@
 // K/2-1 rotate (1,2), (3,4), ...; rotating (i,j) by th gives
 // x_i' = cos(th) x_i - sin(th) x_j, x_j' = sin(th) x_i + cos(th) x_j.
 //
-// A thread block serves a tile of W = blockDim.x contiguous n of one batch
-// row b (the grid has B*ceil(N/W) blocks) and C = blockDim.y chunks of T:
-// thread (x, y) holds the K channels of lane n0 + x over chunk y in
-// registers, so a warp's loads of one step are contiguous runs of W*K
-// (W*(K-1) for theta) elements. Threads past the last n compute lane N-1
-// again and store nothing. The host picks W (affineTile in plan.go, a
-// power of two up to 32). With C > 1 a
-// chunk first scans from a zero state (its offset Q_c) and carries its
-// transition product P_c as K columns of K registers, applying each step
-// to every column; the aggregates meet in shared memory (C * W * (K*K + K)
-// floats, dynamic), each chunk folds those before it (after it, for the
-// backward) and re-scans its chunk from that carry. Carrying P_c takes K*K
-// registers, so chunking is compiled in for K <= 8 only
-// (GIVENS_CHUNKABLE); for K = 16 the host always passes C = 1. Exported as
-// givens_scan_{fwd,bwd}_{f32,f16,bf16}_k<K>.
+// One thread per channel: a thread block of blockDim.x = W*K threads (a
+// multiple of 32, at most GIVENS_MAX_THREADS) serves a tile of W
+// contiguous n of one batch row b (the grid has B*ceil(N/W) blocks);
+// thread x holds channel j = x % K of lane n0 + x / K and walks all of T.
+// So a warp's loads of one step are contiguous runs of 32 elements (of
+// sigma, x, h, dh; theta: thread j < K-1 reads angle j), each load
+// instruction filling whole 32-byte sectors, and the per-step work is one
+// sincos per thread, not K-1. The K threads of a lane sit in one warp and
+// meet through shuffles: each angle's cosine and sine go to the two
+// threads of its pair, and each rotation layer swaps one value between
+// the pair. Threads past the last n compute lane N-1 again and store
+// nothing. Every thread of a block runs the same T steps, so the shuffles
+// are always warp-uniform.
+//
+// Memory-level parallelism comes from a ring of GIVENS_PREFETCH steps of
+// inputs in registers: the loads of step t + D are issued at step t, so a
+// thread has D steps of loads in flight while its recurrence (two
+// shuffles and a few FMAs per step) runs. There is no chunking of T: a
+// chunk's transition product would take K*K registers and a second read
+// of the inputs, while K threads per lane already give B*N*K threads.
+// Exported as givens_scan_{fwd,bwd}_{f32,f16,bf16}_k<K>.
 #include "common.cuh"
 
-#define GIVENS_CHUNKABLE(K) ((K) * (K) <= 64)
-
 // GIVENS_MAX_THREADS is the largest block the host launches (the kernels'
-// __launch_bounds__): W lanes x C chunks with W*C*(K*K + K) floats of
-// aggregates in 48 KiB.
-#define GIVENS_MAX_THREADS(K) ((K) <= 2 ? 1024 : (K) == 4 ? 512 : (K) == 8 ? 128 : 32)
+// __launch_bounds__); GIVENS_PREFETCH the steps of inputs in flight per
+// thread.
+#define GIVENS_MAX_THREADS 128
+#define GIVENS_PREFETCH 16
 
-// Step holds one step's transition A_t = diag(sigma_t) R(theta_t): the
-// cosines and sines of both layers and sigma.
-template <int K>
-struct Step {
-    static constexpr int F = K / 2;               // angles of the first layer
-    static constexpr int S = F > 1 ? F - 1 : 1;  // of the second (at least 1 slot)
-    float c1[F], s1[F], c2[S], s2[S], sg[K];
-
-    template <int DT>
-    __device__ __forceinline__ void load(const void* __restrict__ theta, const void* __restrict__ sigma,
-                                         i64 blk) {
-#pragma unroll
-        for (int p = 0; p < F; p++) {
-            sincosf(ld<DT>(theta, blk * (K - 1) + p), &s1[p], &c1[p]);
-        }
-#pragma unroll
-        for (int q = 0; q < F - 1; q++) {
-            sincosf(ld<DT>(theta, blk * (K - 1) + F + q), &s2[q], &c2[q]);
-        }
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            sg[i] = ld<DT>(sigma, blk * K + i);
-        }
-    }
-
-    // rotate1 and rotate2 apply the first and the second layer to y.
-    __device__ __forceinline__ void rotate1(float (&y)[K]) const {
-#pragma unroll
-        for (int p = 0; p < F; p++) {
-            const float yi = y[2 * p], yj = y[2 * p + 1];
-            y[2 * p] = c1[p] * yi - s1[p] * yj;
-            y[2 * p + 1] = s1[p] * yi + c1[p] * yj;
-        }
-    }
-    __device__ __forceinline__ void rotate2(float (&y)[K]) const {
-#pragma unroll
-        for (int q = 0; q < F - 1; q++) {
-            const float yi = y[2 * q + 1], yj = y[2 * q + 2];
-            y[2 * q + 1] = c2[q] * yi - s2[q] * yj;
-            y[2 * q + 2] = s2[q] * yi + c2[q] * yj;
-        }
-    }
-
-    // apply sets y = sigma * R y (no offset).
-    __device__ __forceinline__ void apply(float (&y)[K]) const {
-        rotate1(y);
-        rotate2(y);
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            y[i] = sg[i] * y[i];
-        }
-    }
-
-    // applyT sets g = A^T g = R^T (sigma * g): the transposed rotations of
-    // the second layer, then of the first.
-    __device__ __forceinline__ void applyT(float (&g)[K]) const {
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            g[i] = sg[i] * g[i];
-        }
-#pragma unroll
-        for (int q = F - 2; q >= 0; q--) {
-            const int i = 2 * q + 1;
-            const float gi = g[i], gj = g[i + 1];
-            g[i] = c2[q] * gi + s2[q] * gj;
-            g[i + 1] = -s2[q] * gi + c2[q] * gj;
-        }
-#pragma unroll
-        for (int p = F - 1; p >= 0; p--) {
-            const int i = 2 * p;
-            const float gi = g[i], gj = g[i + 1];
-            g[i] = c1[p] * gi + s1[p] * gj;
-            g[i + 1] = -s1[p] * gi + c1[p] * gj;
-        }
-    }
-};
-
-// Chunk is the part [t0, t1) of T that thread threadIdx.y scans, and the
-// thread's lane: b and n (clamped to N-1 past the tile's end), lane =
-// b*N + n, on whether it stores, and its aggregate slot c*W + w among the
-// C*W in shared memory.
-struct Chunk {
-    int c, C, slot, W;
-    i64 t0, t1;
-    i64 b, n, lane;
-    bool on;
-};
-
-__device__ __forceinline__ Chunk chunk_of(i64 T, i64 N) {
-    Chunk k;
-    k.c = threadIdx.y;
-    k.C = blockDim.y;
-    k.W = blockDim.x;
-    k.slot = k.c * k.W + (int)threadIdx.x;
-    const i64 tiles = (N + k.W - 1) / k.W;
-    k.b = (i64)blockIdx.x / tiles;
-    const i64 nt = ((i64)blockIdx.x % tiles) * k.W + threadIdx.x;
-    k.on = nt < N;
-    k.n = k.on ? nt : N - 1;
-    k.lane = k.b * N + k.n;
-    const i64 L = (T + k.C - 1) / k.C;
-    k.t0 = (i64)k.c * L < T ? (i64)k.c * L : T;
-    k.t1 = k.t0 + L < T ? k.t0 + L : T;
-    return k;
+#ifdef __CUDACC__
+// gv_shfl2 replaces a and b with those of lane src (0..31) of the calling
+// warp; every lane of the warp calls it.
+__device__ __forceinline__ void gv_shfl2(float& a, float& b, int src) {
+    a = __shfl_sync(0xffffffffu, a, src);
+    b = __shfl_sync(0xffffffffu, b, src);
 }
-
-// fold applies the aggregates of the chunks from..to (step +1 or -1,
-// exclusive of to) to y: y = P_ci y + Q_ci, with P (K,K) row-major and Q
-// (K) per chunk and lane in shared memory.
-template <int K>
-__device__ __forceinline__ void fold(float (&y)[K], const float* P, const float* Q, int from, int to,
-                                     int step, int W) {
-    for (int ci = from; ci != to; ci += step) {
-        const int si = ci * W + (int)threadIdx.x;
-        float ny[K];
-#pragma unroll
-        for (int r = 0; r < K; r++) {
-            float s = Q[si * K + r];
-#pragma unroll
-            for (int l = 0; l < K; l++) {
-                s = fmaf(P[si * (K * K) + r * K + l], y[l], s);
-            }
-            ny[r] = s;
-        }
-#pragma unroll
-        for (int r = 0; r < K; r++) {
-            y[r] = ny[r];
-        }
-    }
-}
-
-// publish writes a chunk's aggregate (columns pc of P, and q) to its slot
-// in shared memory and waits for every chunk's.
-template <int K>
-__device__ __forceinline__ void publish(float* P, float* Q, int slot, const float (&pc)[K][K], const float (&q)[K]) {
-#pragma unroll
-    for (int r = 0; r < K; r++) {
-        Q[slot * K + r] = q[r];
-#pragma unroll
-        for (int col = 0; col < K; col++) {
-            P[slot * (K * K) + r * K + col] = pc[col][r];
-        }
-    }
+__device__ __forceinline__ float gv_shfl(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+#else
+// The host emulation has no warps: an exchange through a block-wide
+// buffer and a barrier, which every thread of the block reaches (the
+// kernels' loops are block-uniform). Exchanges alternate between two
+// buffers, so a thread that writes exchange k+2 has passed barrier k+1,
+// which every thread reaches only after its reads of exchange k.
+static float gv_xchg[2][2][GIVENS_MAX_THREADS];
+thread_local int gv_phase;
+inline void gv_shfl2(float& a, float& b, int src) {
+    const int tid = (int)threadIdx.x;
+    float(*buf)[GIVENS_MAX_THREADS] = gv_xchg[gv_phase];
+    gv_phase ^= 1;
+    buf[0][tid] = a;
+    buf[1][tid] = b;
     __syncthreads();
+    a = buf[0][(tid & ~31) + src];
+    b = buf[1][(tid & ~31) + src];
 }
+inline float gv_shfl(float v, int src) {
+    float w = v;
+    gv_shfl2(v, w, src);
+    return v;
+}
+#endif
+
+#ifdef __CUDACC__
+#define GV_NOINLINE __noinline__
+#else
+#define GV_NOINLINE
+#endif
+
+// GvSinCos is a sine and a cosine, returned in registers.
+struct GvSinCos {
+    float s, c;
+};
+
+// gv_sincos_slow is sincosf out of line, for the angles the fast path
+// does not take (huge, Inf, NaN): its argument reduction would otherwise
+// be inlined at every step of the unrolled loops.
+GV_NOINLINE __device__ GvSinCos gv_sincos_slow(float x) {
+    GvSinCos r;
+    sincosf(x, &r.s, &r.c);
+    return r;
+}
+
+// gv_sincos_fast sets s, c = sin(x), cos(x) with the CUDA library's own fast
+// path (the same three-part reduction by pi/2 and polynomials, so the
+// same results, within 2 ulp), valid for |x| <= GV_FAST_ANGLE; gv_sincos
+// takes the library function beyond, and for Inf and NaN. The benchmark's angles lie in
+// (-pi, pi). The intrinsics __sinf/__cosf are not used: their absolute
+// error (2^-21.4 on [-pi, pi]) accumulates over T beyond the long-memory
+// gate.
+__device__ __forceinline__ void gv_sincos_fast(float x, float& s, float& c) {
+    const float qf = rintf(x * 0.636619772f);
+    const int q = (int)qf;
+    float r = fmaf(qf, -1.5707962512969971e+00f, x);
+    r = fmaf(qf, -7.5497894158615964e-08f, r);
+    r = fmaf(qf, -5.3903029534742384e-15f, r);
+    const float r2 = r * r;
+    float ps = fmaf(-1.9574658654164523e-04f, r2, 8.3327032625675201e-03f);
+    ps = fmaf(ps, r2, -1.6666662693023682e-01f);
+    const float sn = fmaf(fmaf(r2, r, 0.0f), ps, r);  // as the library: sin(-0) = -0
+    float pc = fmaf(2.4279579520225525e-05f, r2, -1.3887860113754869e-03f);
+    pc = fmaf(pc, r2, 4.1666727513074875e-02f);
+    pc = fmaf(pc, r2, -4.9999997019767761e-01f);
+    const float cs = fmaf(pc, r2, 1.0f);
+    // sin(x) = sin(r + q pi/2): quadrant q & 3 picks sin or cos of r and the sign.
+    const float so = (q & 1) ? cs : sn, co = (q & 1) ? sn : cs;
+    s = (q & 2) ? -so : so;
+    c = ((q + 1) & 2) ? -co : co;
+}
+
+// GV_FAST_ANGLE bounds the angles gv_sincos_fast takes.
+#define GV_FAST_ANGLE 105615.0f
+
+__device__ __forceinline__ void gv_sincos(float x, float& s, float& c) {
+    if (!(fabsf(x) <= GV_FAST_ANGLE)) {
+        const GvSinCos r = gv_sincos_slow(x);
+        s = r.s;
+        c = r.c;
+        return;
+    }
+    gv_sincos_fast(x, s, c);
+}
+
+// GvLane is a thread's place: its lane (b, n; n clamped to N-1 past the
+// tile's end, lane = b*N + n), whether it stores, its channel j, and the
+// warp lanes it meets: the owners of its layer-1 and layer-2 angles, its
+// partners in both layers, and whether it is the lower channel of each
+// pair (has2: whether layer 2 touches channel j at all).
+template <int K>
+struct GvLane {
+    static constexpr int F = K / 2;
+    i64 b, n, lane;
+    int j, a1, a2, p1, p2;
+    bool on, lo1, lo2, has2;
+
+    __device__ __forceinline__ GvLane(i64 N) {
+        const int W = (int)blockDim.x / K;
+        const int w = (int)threadIdx.x / K;
+        j = (int)threadIdx.x % K;
+        const i64 tiles = (N + W - 1) / W;
+        b = (i64)blockIdx.x / tiles;
+        const i64 nt = ((i64)blockIdx.x % tiles) * W + w;
+        on = nt < N;
+        n = on ? nt : N - 1;
+        lane = b * N + n;
+        const int l = (int)threadIdx.x & 31, base = l & ~(K - 1);
+        a1 = base + (j >> 1);
+        lo1 = (j & 1) == 0;
+        p1 = l ^ 1;
+        has2 = j >= 1 && j <= K - 2;
+        lo2 = (j & 1) == 1;
+        a2 = has2 ? base + F + ((j - 1) >> 1) : base;
+        p2 = has2 ? (lo2 ? l + 1 : l - 1) : l;
+    }
+};
+
+// GvAngles holds the cosines and sines of the thread's two rotations at a
+// step, gathered from the threads that computed them.
+struct GvAngles {
+    float c1, s1, c2, s2;
+};
+
+template <int K, bool FAST>
+__device__ __forceinline__ GvAngles gv_angles(const GvLane<K>& L, float th) {
+    float s, c;
+    if (FAST) {
+        gv_sincos_fast(th, s, c);
+    } else {
+        gv_sincos(th, s, c);
+    }
+    GvAngles g;
+    g.c1 = c;
+    g.s1 = s;
+    gv_shfl2(g.c1, g.s1, L.a1);
+    g.c2 = c;
+    g.s2 = s;
+    if (K > 2) {
+        gv_shfl2(g.c2, g.s2, L.a2);
+    }
+    return g;
+}
+
+// gv_rotate1 and gv_rotate2 apply the first and the second layer to the
+// thread's channel y of the lane's state.
+template <int K>
+__device__ __forceinline__ float gv_rotate1(const GvLane<K>& L, const GvAngles& g, float y) {
+    const float yp = gv_shfl(y, L.p1);
+    return L.lo1 ? g.c1 * y - g.s1 * yp : g.s1 * yp + g.c1 * y;
+}
+template <int K>
+__device__ __forceinline__ float gv_rotate2(const GvLane<K>& L, const GvAngles& g, float y) {
+    if (K == 2) {
+        return y;
+    }
+    const float yp = gv_shfl(y, L.p2);
+    const float r = L.lo2 ? g.c2 * y - g.s2 * yp : g.s2 * yp + g.c2 * y;
+    return L.has2 ? r : y;
+}
+
+// gv_all_fast reports whether every angle of a ring takes the fast sincos.
+template <int D>
+__device__ __forceinline__ bool gv_all_fast(const float (&th)[D]) {
+    bool fast = true;
+#pragma unroll
+    for (int d = 0; d < D; d++) {
+        fast &= fabsf(th[d]) <= GV_FAST_ANGLE;
+    }
+    return fast;
+}
+
+// GvFwd is a forward thread's state: the lane, the ring of inputs (slot d
+// holds the steps t = d mod D), the indices of the next step to load (eL,
+// aL: element j and angle j) and to store (eS), and the state y.
+template <int DT, int K>
+struct GvFwd {
+    static constexpr int D = GIVENS_PREFETCH;
+    const void* __restrict__ theta;
+    const void* __restrict__ sigma;
+    const void* __restrict__ x;
+    void* __restrict__ h;
+    GvLane<K> L;
+    bool hasth;
+    i64 es, as, eL, aL, eS;
+    float rth[D], rsg[D], rx[D];
+    float y;
+
+    __device__ __forceinline__ GvFwd(const void* th_, const void* sg_, const void* x_, const void* h0, void* h_,
+                                     i64 T, i64 N)
+        : theta(th_), sigma(sg_), x(x_), h(h_), L(N) {
+        hasth = L.j < K - 1;
+        // Element j of the lane's block at step t: e0 + t*es; angle j: a0 + t*as.
+        const i64 blk0 = L.b * T * N + L.n;
+        es = N * K;
+        as = N * (K - 1);
+        eL = eS = blk0 * K + L.j;
+        aL = blk0 * (K - 1) + L.j;
+        y = h0 != nullptr ? ld<DT>(h0, L.lane * K + L.j) : 0.0f;
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            if (d < T) {
+                load(d);
+            }
+        }
+    }
+
+    __device__ __forceinline__ void load(int d) {
+        rth[d] = hasth ? ld<DT>(theta, aL) : 0.0f;
+        rsg[d] = ld<DT>(sigma, eL);
+        rx[d] = ld<DT>(x, eL);
+        eL += es;
+        aL += as;
+    }
+
+    // steps runs the D steps of the ring (the first left of them when
+    // TAIL, left < 2D) and loads the next D (those before left). FAST
+    // takes every angle's sincos on the fast path, without a branch, so
+    // that the steps form one straight run of code in which the sincos
+    // and shuffles of later steps fill the latency of the recurrence.
+    template <bool TAIL, bool FAST>
+    __device__ __forceinline__ void steps(int left) {
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            if (!TAIL || d < left) {
+                const float th = rth[d], sg = rsg[d], xv = rx[d];
+                if (!TAIL || d + D < left) {
+                    load(d);
+                }
+                const GvAngles g = gv_angles<K, FAST>(L, th);
+                y = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y));
+                y = sg * y + xv;
+                if (L.on) {
+                    st<DT>(h, eS, y);
+                }
+                eS += es;
+            }
+        }
+    }
+};
 
 template <int DT, int K>
 __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ x, const void* __restrict__ h0,
                                            void* __restrict__ h, i64 T, i64 N) {
-    const Chunk ch = chunk_of(T, N);
-    const i64 b = ch.b, n = ch.n, lane = ch.lane;
-    float y[K];
-#pragma unroll
-    for (int i = 0; i < K; i++) {
-        y[i] = h0 != nullptr ? ld<DT>(h0, lane * K + i) : 0.0f;
+    constexpr int D = GIVENS_PREFETCH;
+    GvFwd<DT, K> f(theta, sigma, x, h0, h, T, N);
+    i64 t0 = 0;
+    for (; T - t0 >= 2 * D; t0 += D) {
+        if (gv_all_fast(f.rth)) {
+            f.template steps<false, true>(0);
+        } else {
+            f.template steps<false, false>(0);
+        }
     }
-    if (GIVENS_CHUNKABLE(K) && ch.C > 1) {
-        DYNAMIC_SHARED(agg);  // P[C][W][K*K], then Q[C][W][K]
-        float q[K], pc[K][K];
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            q[i] = 0.0f;
-#pragma unroll
-            for (int col = 0; col < K; col++) {
-                pc[col][i] = col == i ? 1.0f : 0.0f;
-            }
-        }
-        i64 blk = b * T * N + ch.t0 * N + n;
-        for (i64 t = ch.t0; t < ch.t1; t++, blk += N) {
-            Step<K> st_;
-            st_.template load<DT>(theta, sigma, blk);
-            st_.apply(q);
-#pragma unroll
-            for (int i = 0; i < K; i++) {
-                q[i] += ld<DT>(x, blk * K + i);
-            }
-#pragma unroll
-            for (int col = 0; col < K; col++) {
-                st_.apply(pc[col]);
-            }
-        }
-        publish<K>(agg, agg + ch.C * ch.W * K * K, ch.slot, pc, q);
-        fold<K>(y, agg, agg + ch.C * ch.W * K * K, 0, ch.c, 1, ch.W);
-    }
-    i64 blk = b * T * N + ch.t0 * N + n;
-    // Unrolling lets the loads of the next steps (read-only, independent
-    // of the state) be issued early.
-#pragma unroll(K <= 8 ? 2 : 1)
-    for (i64 t = ch.t0; t < ch.t1; t++, blk += N) {
-        Step<K> st_;
-        st_.template load<DT>(theta, sigma, blk);
-        st_.rotate1(y);
-        st_.rotate2(y);
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            y[i] = st_.sg[i] * y[i] + ld<DT>(x, blk * K + i);
-            if (ch.on) {
-                st<DT>(h, blk * K + i, y[i]);
-            }
-        }
+    for (; t0 < T; t0 += D) {
+        f.template steps<true, false>((int)(T - t0));
     }
 }
 
 // The reverse scan G_t = dh_t + A_{t+1}^T G_{t+1} with A = diag(sigma) R,
-// so A^T g = R^T (sigma * g). At each step the rotations are recomputed in
-// registers from the stored h_{t-1} (never by dividing by sigma):
+// so A^T g = R^T (sigma * g). At each step the rotations are recomputed
+// from the stored h_{t-1} (never by dividing by sigma):
 //
 //	y1 = first layer of R_t applied to h_{t-1};  u = second layer applied to y1
 //	dx_t = G_t;  dsigma_t = G_t * u
 //	gu = sigma_t * G_t, carried back through the second layer (its output u)
 //	and the first (its output y1); each rotation's angle gets
-//	dth = -g_i y_j + g_j y_i (y its output), and g becomes R^T g.
+//	dth = -g_i y_j + g_j y_i (y its output, i < j), stored by the thread of
+//	channel i, and g becomes R^T g.
 //
 // What leaves the first layer is A_t^T G_t, the carry into step t-1; after
-// step 0 it is dh0. With chunks, a chunk maps the carry entering at its
-// end to M_c g + Q_c, M_c = A_{t0}^T ... A_{t1-1}^T, built in pass 1 by
-// applying A_t^T to the columns of the identity going back in time.
+// step 0 it is dh0. Each thread carries its own channel.
+//
+// GvBwd is a backward thread's state: the ring (slot d holds the steps
+// t = T-1-r with r = d mod D), the indices of the next step to load (eL,
+// aL; its h_{t-1} at eL - es, for t > 0) and to store (eS, aS: the
+// lane's first angle), and the carry.
+template <int DT, int K>
+struct GvBwd {
+    static constexpr int D = GIVENS_PREFETCH;
+    static constexpr int F = K / 2;
+    const void* __restrict__ theta;
+    const void* __restrict__ sigma;
+    const void* __restrict__ h;
+    const void* __restrict__ dh;
+    void* __restrict__ dtheta;
+    void* __restrict__ dsigma;
+    void* __restrict__ dx;
+    GvLane<K> L;
+    bool hasth;
+    i64 es, as, eL, aL, eS, aS;
+    float hinit;
+    float rth[D], rsg[D], rhp[D], rdh[D];
+    float carry;
+
+    __device__ __forceinline__ GvBwd(const void* th_, const void* sg_, const void* h0, const void* h_,
+                                     const void* dh_, void* dth_, void* dsg_, void* dx_, i64 T, i64 N)
+        : theta(th_), sigma(sg_), h(h_), dh(dh_), dtheta(dth_), dsigma(dsg_), dx(dx_), L(N) {
+        hasth = L.j < K - 1;
+        const i64 blk0 = L.b * T * N + L.n;
+        es = N * K;
+        as = N * (K - 1);
+        eL = eS = blk0 * K + L.j + (T - 1) * es;
+        aS = blk0 * (K - 1) + (T - 1) * as;
+        aL = aS + L.j;
+        hinit = h0 != nullptr ? ld<DT>(h0, L.lane * K + L.j) : 0.0f;
+        carry = 0.0f;
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            if (d < T) {
+                load(d, d < T - 1);
+            }
+        }
+    }
+
+    // load reads the next step into slot d; prev: whether it has t > 0.
+    __device__ __forceinline__ void load(int d, bool prev) {
+        rth[d] = hasth ? ld<DT>(theta, aL) : 0.0f;
+        rsg[d] = ld<DT>(sigma, eL);
+        rhp[d] = prev ? ld<DT>(h, eL - es) : hinit;
+        rdh[d] = ld<DT>(dh, eL);
+        eL -= es;
+        aL -= as;
+    }
+
+    // steps is GvFwd::steps for the reverse scan; left counts steps down
+    // to t = 0 (left < 2D + 1 when TAIL), and the step loaded at d + D
+    // has an h_{t-1} while d + D < left - 1.
+    template <bool TAIL, bool FAST>
+    __device__ __forceinline__ void steps(int left) {
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            if (!TAIL || d < left) {
+                const float th = rth[d], sg = rsg[d], hp = rhp[d], dhv = rdh[d];
+                if (!TAIL || d + D < left) {
+                    load(d, !TAIL || d + D < left - 1);
+                }
+                const GvAngles g = gv_angles<K, FAST>(L, th);
+                const float y1 = gv_rotate1<K>(L, g, hp);
+                const float u = gv_rotate2<K>(L, g, y1);
+                const float G = dhv + carry;
+                if (L.on) {
+                    st<DT>(dx, eS, G);
+                    st<DT>(dsigma, eS, G * u);
+                }
+                float gv = sg * G;
+                if (K > 2) {
+                    float gp = gv, up = u;
+                    gv_shfl2(gp, up, L.p2);
+                    if (L.on && L.has2 && L.lo2) {
+                        st<DT>(dtheta, aS + F + ((L.j - 1) >> 1), -gv * up + gp * u);
+                    }
+                    const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
+                    gv = L.has2 ? g2 : gv;
+                }
+                float gp = gv, yp = y1;
+                gv_shfl2(gp, yp, L.p1);
+                if (L.on && L.lo1) {
+                    st<DT>(dtheta, aS + (L.j >> 1), -gv * yp + gp * y1);
+                }
+                carry = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
+                eS -= es;
+                aS -= as;
+            }
+        }
+    }
+};
+
 template <int DT, int K>
 __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ h0, const void* __restrict__ h,
                                            const void* __restrict__ dh, void* __restrict__ dtheta,
                                            void* __restrict__ dsigma, void* __restrict__ dx,
                                            void* __restrict__ dh0, i64 T, i64 N) {
-    constexpr int F = K / 2;
-    const Chunk ch = chunk_of(T, N);
-    const i64 b = ch.b, n = ch.n, lane = ch.lane;
-    float carry[K];
-#pragma unroll
-    for (int i = 0; i < K; i++) {
-        carry[i] = 0.0f;
-    }
-    if (GIVENS_CHUNKABLE(K) && ch.C > 1) {
-        DYNAMIC_SHARED(agg);  // M[C][W][K*K], then Q[C][W][K]
-        float mc[K][K];
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-#pragma unroll
-            for (int col = 0; col < K; col++) {
-                mc[col][i] = col == i ? 1.0f : 0.0f;
-            }
-        }
-        i64 blk = b * T * N + (ch.t1 - 1) * N + n;
-        for (i64 t = ch.t1 - 1; t >= ch.t0; t--, blk -= N) {
-            Step<K> st_;
-            st_.template load<DT>(theta, sigma, blk);
-#pragma unroll
-            for (int i = 0; i < K; i++) {
-                carry[i] += ld<DT>(dh, blk * K + i);
-            }
-            st_.applyT(carry);
-#pragma unroll
-            for (int col = 0; col < K; col++) {
-                st_.applyT(mc[col]);
-            }
-        }
-        publish<K>(agg, agg + ch.C * ch.W * K * K, ch.slot, mc, carry);
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            carry[i] = 0.0f;
-        }
-        fold<K>(carry, agg, agg + ch.C * ch.W * K * K, ch.C - 1, ch.c, -1, ch.W);
-    }
-    i64 blk = b * T * N + (ch.t1 - 1) * N + n;
-    for (i64 t = ch.t1 - 1; t >= ch.t0; t--, blk -= N) {
-        const i64 th0 = blk * (K - 1);
-        const i64 s0 = blk * K;
-        Step<K> st_;
-        st_.template load<DT>(theta, sigma, blk);
-        float y1[K], u[K];
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            if (t > 0) {
-                y1[i] = ld<DT>(h, s0 - N * K + i);
-            } else {
-                y1[i] = h0 != nullptr ? ld<DT>(h0, lane * K + i) : 0.0f;
-            }
-        }
-        st_.rotate1(y1);
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            u[i] = y1[i];
-        }
-        st_.rotate2(u);
-        float g[K];
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            const float G = ld<DT>(dh, s0 + i) + carry[i];
-            if (ch.on) {
-                st<DT>(dx, s0 + i, G);
-                st<DT>(dsigma, s0 + i, G * u[i]);
-            }
-            g[i] = st_.sg[i] * G;
-        }
-#pragma unroll
-        for (int q = F - 2; q >= 0; q--) {
-            const int i = 2 * q + 1;
-            const float gi = g[i], gj = g[i + 1];
-            if (ch.on) {
-                st<DT>(dtheta, th0 + F + q, -gi * u[i + 1] + gj * u[i]);
-            }
-            g[i] = st_.c2[q] * gi + st_.s2[q] * gj;
-            g[i + 1] = -st_.s2[q] * gi + st_.c2[q] * gj;
-        }
-#pragma unroll
-        for (int p = F - 1; p >= 0; p--) {
-            const int i = 2 * p;
-            const float gi = g[i], gj = g[i + 1];
-            if (ch.on) {
-                st<DT>(dtheta, th0 + p, -gi * y1[i + 1] + gj * y1[i]);
-            }
-            g[i] = st_.c1[p] * gi + st_.s1[p] * gj;
-            g[i + 1] = -st_.s1[p] * gi + st_.c1[p] * gj;
-        }
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            carry[i] = g[i];
+    constexpr int D = GIVENS_PREFETCH;
+    GvBwd<DT, K> b(theta, sigma, h0, h, dh, dtheta, dsigma, dx, T, N);
+    i64 r0 = 0;
+    for (; T - r0 >= 2 * D + 1; r0 += D) {
+        if (gv_all_fast(b.rth)) {
+            b.template steps<false, true>(0);
+        } else {
+            b.template steps<false, false>(0);
         }
     }
-    if (ch.c == 0 && dh0 != nullptr && ch.on) {
-#pragma unroll
-        for (int i = 0; i < K; i++) {
-            st<DT>(dh0, lane * K + i, carry[i]);
-        }
+    for (; r0 < T; r0 += D) {
+        b.template steps<true, false>((int)(T - r0));
+    }
+    if (dh0 != nullptr && b.L.on) {
+        st<DT>(dh0, b.L.lane * K + b.L.j, b.carry);
     }
 }
 
 #define GIVENS_K(NAME, DT, K)                                                                    \
-    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS(K), 1)                                          \
+    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                             \
         givens_scan_fwd_##NAME##_k##K(const void* theta, const void* sigma, const void* x,       \
                                       const void* h0, void* h, i64 T, i64 N) {                   \
         givens_fwd<DT, K>(theta, sigma, x, h0, h, T, N);                                         \
     }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS(K), 1)                                          \
+    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                             \
         givens_scan_bwd_##NAME##_k##K(const void* theta, const void* sigma, const void* h0,      \
                                       const void* h, const void* dh, void* dtheta,               \
                                       void* dsigma, void* dx, void* dh0, i64 T, i64 N) {         \
