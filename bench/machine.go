@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -36,17 +37,36 @@ func ThisMachine(statuses []scans.Status) Machine {
 	}
 }
 
-// CommitEnv names an environment variable that supplies the commit when the
-// program runs outside a git checkout (a binary carried to another
-// machine); the checkout's own commit wins when there is one.
+// CommitEnv names an environment variable that supplies the commit, for a
+// binary carried to another machine. The commit is, in order: this
+// variable when set; the revision the Go toolchain stamped into the binary
+// (go build in a checkout; "+dirty" when it had local changes); the commit
+// of the git checkout the program runs in.
 const CommitEnv = "MINGRU_SCANS_COMMIT"
 
 func gitCommit() string {
+	if c := strings.TrimSpace(os.Getenv(CommitEnv)); c != "" {
+		return c
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			if dirty {
+				rev += "+dirty"
+			}
+			return rev
+		}
+	}
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
-		if c := strings.TrimSpace(os.Getenv(CommitEnv)); c != "" {
-			return c
-		}
 		return "unknown"
 	}
 	c := strings.TrimSpace(string(out))
