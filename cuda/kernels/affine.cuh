@@ -1,8 +1,15 @@
 // The block affine scan H_t = A_t H_{t-1} + X_t, with A (B,T,N,K,K),
 // X and H (B,T,N,K,V), H0 (B,N,K,V) or null for zeros, and its backward.
 //
+// Two layouts. Where T is not cut into chunks and V > 1 (the host's
+// choice: many lanes, or a block too large to chunk), the row layout of
+// affine_fwd_rows and affine_bwd_rows: one thread per row of H, R lanes
+// per block, every input element read once in coalesced runs (the
+// backward with V = 16 keeps the column layout: AFFINE_ROWS_BWD).
+// Otherwise the column layout below.
+//
 // Lanes. With V > 1 a thread block serves one lane, the block (b, n); the
-// grid has B*N blocks. With V = 1 (matrix_scan among others) a thread
+// grid has B*N blocks. With V = 1 a thread
 // block serves a tile of W = blockDim.x contiguous n of one batch row b
 // (the grid has B*ceil(N/W) blocks), thread x owning lane n0 + x: a warp's
 // loads of A[b,t,n0..n0+W-1] are then one contiguous run of W*K*K
@@ -472,6 +479,27 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
     }
 }
 
+// a_t_g sets g = A^T G for the K x K block of A at element offset a0,
+// reading A row by row (ld_row); each g[l] sums over i in ascending order
+// from 0.
+template <int DT, int K>
+__device__ __forceinline__ void a_t_g(const void* __restrict__ A, i64 a0, const float (&G)[K],
+                                      float (&g)[K]) {
+#pragma unroll
+    for (int l = 0; l < K; l++) {
+        g[l] = 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < K; i++) {
+        float ar[K];
+        ld_row<DT, K>(A, a0 + i * K, ar);
+#pragma unroll
+        for (int l = 0; l < K; l++) {
+            g[l] = fmaf(ar[l], G[i], g[l]);
+        }
+    }
+}
+
 // The reverse scan G_t = dH_t + A_{t+1}^T G_{t+1}; dX_t = G_t;
 // dA_t = G_t H_{t-1}^T (H_{-1} = H0 or 0); dH0 = A_0^T G_0.
 //
@@ -541,29 +569,29 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
             for (int i = 0; i < K; i++) {
                 G[i] = ld<DT>(dH, x0 + i * V) + g[i];
             }
+            // Row by row of A_t (ld_row), each sum over i still in
+            // ascending order.
             float ng[K];
             float nm[PC][K];
 #pragma unroll
             for (int l = 0; l < K; l++) {
-                float s = 0.0f;
-                float r[PC];
+                ng[l] = 0.0f;
 #pragma unroll
                 for (int m = 0; m < PC; m++) {
-                    r[m] = 0.0f;
+                    nm[m][l] = 0.0f;
                 }
+            }
 #pragma unroll
-                for (int i = 0; i < K; i++) {
-                    const float a = ld<DT>(A, a0 + i * K + l);
-                    s = fmaf(a, G[i], s);
+            for (int i = 0; i < K; i++) {
+                float ar[K];
+                ld_row<DT, K>(A, a0 + i * K, ar);
+#pragma unroll
+                for (int l = 0; l < K; l++) {
+                    ng[l] = fmaf(ar[l], G[i], ng[l]);
 #pragma unroll
                     for (int m = 0; m < PC; m++) {
-                        r[m] = fmaf(a, mcol[m][i], r[m]);
+                        nm[m][l] = fmaf(ar[l], mcol[m][i], nm[m][l]);
                     }
-                }
-                ng[l] = s;
-#pragma unroll
-                for (int m = 0; m < PC; m++) {
-                    nm[m][l] = r[m];
                 }
             }
 #pragma unroll
@@ -627,15 +655,7 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
                     p[i] = ld<DT>(H0, lane * K + i);
                 }
             }
-#pragma unroll
-            for (int l = 0; l < K; l++) {
-                float acc = 0.0f;
-#pragma unroll
-                for (int i = 0; i < K; i++) {
-                    acc = fmaf(ld<DT>(A, a0 + i * K + l), G[i], acc);
-                }
-                g[l] = acc;
-            }
+            a_t_g<DT, K>(A, a0, G, g);
             if (on) {
 #pragma unroll
                 for (int i = 0; i < K; i++) {
@@ -680,15 +700,7 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
                 sP[buf * (K * V) + i * V + j] = p;
             }
             // The carry into step t-1: g = A_t^T G_t.
-#pragma unroll
-            for (int l = 0; l < K; l++) {
-                float acc = 0.0f;
-#pragma unroll
-                for (int i = 0; i < K; i++) {
-                    acc = fmaf(ld<DT>(A, a0 + i * K + l), G[i], acc);
-                }
-                g[l] = acc;
-            }
+            a_t_g<DT, K>(A, a0, G, g);
         }
         __syncthreads();
         if (on) {
