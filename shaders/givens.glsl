@@ -28,10 +28,15 @@ layout(constant_id = 3) const uint CHUNKS = 1;
 const uint LPW = WG / CHUNKS;              // lanes per workgroup
 const uint CHUNKED = 1u - 1u / CHUNKS;     // 0 when CHUNKS == 1, else 1
 
-// Aggregates per (chunk, lane): P as kxk row-major and S. Sized 1 when
+// Aggregates per (chunk, lane): P as kxk row-major, S, and whether both
+// are finite. The slots are padded by 4 words, which keeps them 16-byte
+// aligned and spreads the invocations' stores over the banks. Sized 1 when
 // unchunked so that unchunked kernels need no shared memory.
-shared float sh_P[CHUNKED * WG * K * K + 1u];
-shared float sh_S[CHUNKED * WG * K + 1u];
+const uint PSTRIDE = K * K + 4u;
+const uint SSTRIDE = K + 4u;
+shared float sh_P[CHUNKED * WG * PSTRIDE + 1u];
+shared float sh_S[CHUNKED * WG * SSTRIDE + 1u];
+shared uint sh_F[CHUNKED * WG + 1u];
 
 struct Blk {
     bool live;
@@ -62,22 +67,17 @@ uint init_index(Blk r) { return (r.b * pc.N + r.n) * K; }
 // Shared-memory slot of chunk k's aggregate for this invocation's lane.
 uint agg_slot(Blk r, uint k) { return k * LPW + r.local; }
 
-// Whether every aggregate of the lane is finite. Composing aggregates is
-// not IEEE-identical to the sequential recurrence once one is infinite or
-// NaN (it can form inf - inf or 0 * inf), so such a lane falls back to one
-// sequential pass by its chunk-0 invocation. Call after the barrier.
+bool finite(float x) { return !isnan(x) && !isinf(x); }
+
+// Whether every aggregate of the lane is finite (its invocations set
+// sh_F). Composing aggregates is not IEEE-identical to the sequential
+// recurrence once one is infinite or NaN (it can form inf - inf or
+// 0 * inf), so such a lane falls back to one sequential pass by its
+// chunk-0 invocation. Call after the barrier.
 bool aggregates_finite(Blk r) {
     bool ok = true;
     for (uint k = 0u; k < CHUNKS; k++) {
-        uint sl = agg_slot(r, k);
-        for (uint e = 0u; e < K * K; e++) {
-            float x = sh_P[sl * K * K + e];
-            ok = ok && !isnan(x) && !isinf(x);
-        }
-        for (uint e = 0u; e < K; e++) {
-            float x = sh_S[sl * K + e];
-            ok = ok && !isnan(x) && !isinf(x);
-        }
+        ok = ok && sh_F[agg_slot(r, k)] != 0u;
     }
     return ok;
 }

@@ -105,12 +105,16 @@ void main() {
             }
         }
         uint sl = agg_slot(r, r.j);
+        bool fin = true;
         for (uint i = 0u; i < K; i++) {
             for (uint m = 0u; m < K; m++) {
-                sh_P[sl * K * K + i * K + m] = v[m * K + i];
+                sh_P[sl * PSTRIDE + i * K + m] = v[m * K + i];
+                fin = fin && finite(v[m * K + i]);
             }
-            sh_S[sl * K + i] = v[K * K + i];
+            sh_S[sl * SSTRIDE + i] = v[K * K + i];
+            fin = fin && finite(v[K * K + i]);
         }
+        sh_F[sl] = fin ? 1u : 0u;
         barrier();
         if (!aggregates_finite(r)) {
             // The sequential walk by the chunk-0 invocation.
@@ -122,9 +126,9 @@ void main() {
             for (uint k = CHUNKS - 1u; k > r.j; k--) {
                 uint sl = agg_slot(r, k);
                 for (uint i = 0u; i < K; i++) {
-                    float acc = sh_S[sl * K + i];
+                    float acc = sh_S[sl * SSTRIDE + i];
                     for (uint m = 0u; m < K; m++) {
-                        acc += sh_P[sl * K * K + i * K + m] * u[m];
+                        acc += sh_P[sl * PSTRIDE + i * K + m] * u[m];
                     }
                     un[i] = acc;
                 }

@@ -86,12 +86,16 @@ void main() {
             }
         }
         uint sl = agg_slot(r, r.j);
+        bool fin = true;
         for (uint i = 0u; i < K; i++) {
             for (uint m = 0u; m < K; m++) {
-                sh_P[sl * K * K + i * K + m] = v[m * K + i];
+                sh_P[sl * PSTRIDE + i * K + m] = v[m * K + i];
+                fin = fin && finite(v[m * K + i]);
             }
-            sh_S[sl * K + i] = v[K * K + i];
+            sh_S[sl * SSTRIDE + i] = v[K * K + i];
+            fin = fin && finite(v[K * K + i]);
         }
+        sh_F[sl] = fin ? 1u : 0u;
         barrier();
         seq = !aggregates_finite(r);
     }
@@ -101,7 +105,7 @@ void main() {
     bool h0_finite = true;
     for (uint i = 0u; i < K; i++) {
         h[i] = HAS_INIT ? LD(h0_, pc.off[3] + init_index(r) + i) : 0.0;
-        h0_finite = h0_finite && !isnan(h[i]) && !isinf(h[i]);
+        h0_finite = h0_finite && finite(h[i]);
     }
     if (CHUNKS > 1u) {
         // A non-finite h0 takes the sequential walk too (P h0 is not the
@@ -119,9 +123,9 @@ void main() {
             for (uint k = 0u; k < r.j; k++) {
                 uint sl = agg_slot(r, k);
                 for (uint i = 0u; i < K; i++) {
-                    float acc = sh_S[sl * K + i];
+                    float acc = sh_S[sl * SSTRIDE + i];
                     for (uint m = 0u; m < K; m++) {
-                        acc += sh_P[sl * K * K + i * K + m] * h[m];
+                        acc += sh_P[sl * PSTRIDE + i * K + m] * h[m];
                     }
                     hn[i] = acc;
                 }

@@ -175,8 +175,8 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 // chunk keeps at least givensMinChunk steps, the device is not yet full
 // (lanes*chunks < givensTargetInvocations), and the workgroup (LPW*chunks,
 // LPW = max(1, givensWG/chunks) lanes) stays within maxElementwiseWG and
-// the device's limit with its aggregates (WG*(k*k+k) floats) in shared
-// memory. Unchunked, a workgroup holds givensWG lanes: small workgroups
+// the device's limit with its aggregates (about WG*(k*k+k+9) words) in
+// shared memory. Unchunked, a workgroup holds givensWG lanes: small workgroups
 // spread the few invocations over more compute units.
 const (
 	maxGivensChunkedK       = 8
@@ -199,7 +199,7 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 			lpw = 1
 		}
 		wg = lpw * c
-		return wg, 4 * (wg*K*K + 1 + wg*K + 1) // the shader's sh_P and sh_S
+		return wg, 4 * (wg*(K*K+4) + 1 + wg*(K+4) + 1 + wg + 1) // the shader's sh_P, sh_S and sh_F
 	}
 	chunks = 1
 	for {

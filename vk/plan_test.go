@@ -146,7 +146,7 @@ func TestGivensLayout(t *testing.T) {
 		if wg != c.wg || chunks != c.chunks {
 			t.Errorf("%+v: wg %d chunks %d", c, wg, chunks)
 		}
-		if chunks > 1 && (wg%chunks != 0 || 4*(wg*c.K*c.K+wg*c.K+2) > c.shared) {
+		if chunks > 1 && (wg%chunks != 0 || 4*(wg*(c.K*c.K+c.K+9)+3) > c.shared) {
 			t.Errorf("%+v: workgroup %d is not whole lanes times chunks within shared memory", c, wg)
 		}
 	}
