@@ -12,15 +12,17 @@
 #include "elementwise.cuh"
 
 // chunk_map returns the map m -> logaddexp(P + m, Q) of S steps (cv, vv).
-// With S_r = c_0 + ... + c_r and w_r = v_r - S_r,
+// With S_r = c_0 + ... + c_r, U_r = P - S_r = c_{r+1} + ... + c_{S-1} and
+// w_r = v_r - S_r,
 //
-//	Q = log sum_r exp(v_r + P - S_r) = P + M + log sum_r exp(w_r - M),
+//	Q = log sum_r exp(v_r + U_r) = P + M + log sum_r exp(v_r + U_r - (P + M)),
 //
 // M = max w_r: one exp per step and one log per chunk, where the scan
-// from -Inf takes an exp and a log per step. The closed form holds when
-// P is finite (no lc is infinite or NaN) and M is finite or -Inf (no lv
-// is +Inf or NaN); otherwise the map is the scan itself, which gives the
-// non-finite cases exactly as the sequential recurrence does.
+// from -Inf takes an exp and a log per step. The second pass walks back
+// with the suffix sums U_r (no first-pass value stays live: registers).
+// The closed form holds when P is finite (no lc is infinite or NaN) and M
+// is finite or -Inf (no lv is +Inf or NaN); otherwise the map is the scan
+// itself, which gives the non-finite cases as the sequential recurrence.
 template <int S>
 __device__ __forceinline__ void chunk_map(const float (&cv)[S], const float (&vv)[S], float& P, float& Q) {
     float s = 0.0f, M = -INFINITY;
@@ -30,26 +32,20 @@ __device__ __forceinline__ void chunk_map(const float (&cv)[S], const float (&vv
         M = max_nan(M, vv[r] - s);
     }
     P = s;
+    Q = -INFINITY;
     if (fabsf(P) < INFINITY && M < INFINITY) {  // false for NaN too
-        Q = -INFINITY;
         if (M > -INFINITY) {
-            const float Mb = M * LOG2E;
-            float sum = 0.0f;
-            s = 0.0f;
-#ifdef __CUDA_ARCH__
-            // Recompute w_r rather than keep the first pass's S values
-            // live (which would spill): hide that s restarts from 0.
-            asm("" : "+f"(s));
-#endif
+            const float PM = P + M;
+            const float PMb = PM * LOG2E;
+            float sum = 0.0f, u = 0.0f;
 #pragma unroll
-            for (int r = 0; r < S; r++) {
-                s += cv[r];
-                sum += ex2_fast(fmaf(vv[r] - s, LOG2E, -Mb));
+            for (int r = S - 1; r >= 0; r--) {
+                sum += ex2_fast(fmaf(vv[r] + u, LOG2E, -PMb));
+                u += cv[r];
             }
-            Q = P + fmaf(LN2, lg2_fast(sum), M);
+            Q = fmaf(LN2, lg2_fast(sum), PM);
         }
     } else {
-        Q = -INFINITY;
 #pragma unroll
         for (int r = 0; r < S; r++) {
             Q = logaddexp(cv[r] + Q, vv[r]);
