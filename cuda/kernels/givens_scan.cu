@@ -138,6 +138,11 @@ struct GvLane {
     i64 b, n, lane;
     int j, a1, a2, p1, p2;
     bool on, lo1, lo2, has2;
+    // The backward's dtheta: whether the thread stores its layer-1 and
+    // layer-2 angle (on, and the lower channel of the pair), and their
+    // indices among the lane's K-1 angles.
+    bool st1, st2;
+    int i1, i2;
 
     __device__ __forceinline__ GvLane(i64 N) {
         const int W = (int)blockDim.x / K;
@@ -157,6 +162,10 @@ struct GvLane {
         lo2 = (j & 1) == 1;
         a2 = has2 ? base + F + ((j - 1) >> 1) : base;
         p2 = has2 ? (lo2 ? l + 1 : l - 1) : l;
+        st1 = on && lo1;
+        st2 = on && has2 && lo2;
+        i1 = j >> 1;
+        i2 = has2 ? F + ((j - 1) >> 1) : 0;
     }
 };
 
@@ -389,21 +398,27 @@ struct GvBwd {
                     st<DT>(dsigma, eS, G * u);
                 }
                 float gv = sg * G;
+                // Each pair's angle gradient: layer 2 (if any) first, then
+                // layer 1, stored by the lower thread; the index and value
+                // are formed before the one predicated store.
+                float d2 = 0.0f;
                 if (K > 2) {
                     float gp = gv, up = u;
                     gv_shfl2(gp, up, L.p2);
-                    if (L.on && L.has2 && L.lo2) {
-                        st<DT>(dtheta, aS + F + ((L.j - 1) >> 1), -gv * up + gp * u);
-                    }
+                    d2 = -gv * up + gp * u;
                     const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
                     gv = L.has2 ? g2 : gv;
                 }
                 float gp = gv, yp = y1;
                 gv_shfl2(gp, yp, L.p1);
-                if (L.on && L.lo1) {
-                    st<DT>(dtheta, aS + (L.j >> 1), -gv * yp + gp * y1);
-                }
+                const float d1 = -gv * yp + gp * y1;
                 carry = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
+                if (L.st2) {
+                    st<DT>(dtheta, aS + L.i2, d2);
+                }
+                if (L.st1) {
+                    st<DT>(dtheta, aS + L.i1, d1);
+                }
                 eS -= es;
                 aS -= as;
             }
