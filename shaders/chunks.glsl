@@ -1,9 +1,18 @@
 // Layout of the elementwise kernels (linear_scan, parallel_scan_log).
 //
 // A workgroup owns one lane: batch entry b and a tile of TILE contiguous
-// channels, so neighbouring invocations read neighbouring addresses of the
-// (B,T,D) tensors. Invocation id = j*TILE + c serves channel c of the tile
-// and chunk j; WG must equal TILE*CHUNKS.
+// units of CPI channels, so neighbouring invocations read neighbouring
+// addresses of the (B,T,D) tensors. Invocation id = j*TILE + c serves unit c
+// of the tile and chunk j; WG must equal TILE*CHUNKS. A unit is one channel
+// for f32 (CPI = 1, values are floats) and two adjacent channels for f16
+// and bf16 (CPI = 2, values are vec2): an invocation then owns whole 32-bit
+// words, loads a word per step and input, and stores it with one plain
+// store. Only a word-misaligned row (D odd, or a slice starting at an odd
+// element) or the lone channel of an odd D falls back to two loads and the
+// atomic 16-bit stores. Registers hold the raw words (RAW: a float, or a
+// word of two 16-bit elements), widened where they are used, so a 16-bit
+// invocation keeps as many registers and as many bytes in flight as an f32
+// one while moving twice the channels.
 //
 // The workgroup walks T in segments of CHUNKS*L steps, in order (reverse
 // order for the backward kernels). In a segment, invocation j holds the L
@@ -31,31 +40,138 @@ layout(constant_id = 4) const uint TILE = 32;
 #endif
 const uint L = STEPS;
 
-// Scalar chunk aggregates (a kernel with larger aggregates defines
+#if defined(DT_F32)
+#define RAW float
+#else
+#define RAW uint
+#endif
+
+#if defined(BLOCK_UNITS)
+// 2x2 blocks (matrix_scan): a unit is one block, and a step's A (4
+// elements) and a 2-vector (2 elements) are held raw: 4 and 2 floats, or 2
+// and 1 words of two 16-bit elements. LD_A and LD_V load them from element
+// i into r[o...]; SET_I and SET_0 set the identity and zero; A_OF and V_OF
+// widen them to a vec4 (row-major) and a vec2.
+#define CPI 1u
+#if defined(DT_F32)
+#define AW 4u
+#define VW 2u
+#define LD_A(r, o, arr, i)                                              \
+    {                                                                   \
+        uint lda_i_ = (i);                                              \
+        r[(o)] = arr[lda_i_];                                           \
+        r[(o) + 1u] = arr[lda_i_ + 1u];                                 \
+        r[(o) + 2u] = arr[lda_i_ + 2u];                                 \
+        r[(o) + 3u] = arr[lda_i_ + 3u];                                 \
+    }
+#define LD_V(r, o, arr, i)                                              \
+    {                                                                   \
+        uint ldv_i_ = (i);                                              \
+        r[(o)] = arr[ldv_i_];                                           \
+        r[(o) + 1u] = arr[ldv_i_ + 1u];                                 \
+    }
+#define SET_I(r, o)                                                     \
+    {                                                                   \
+        r[(o)] = 1.0;                                                   \
+        r[(o) + 1u] = 0.0;                                              \
+        r[(o) + 2u] = 0.0;                                              \
+        r[(o) + 3u] = 1.0;                                              \
+    }
+#define SET_0(r, o)                                                     \
+    {                                                                   \
+        r[(o)] = 0.0;                                                   \
+        r[(o) + 1u] = 0.0;                                              \
+    }
+#define A_OF(r, o) vec4(r[(o)], r[(o) + 1u], r[(o) + 2u], r[(o) + 3u])
+#define V_OF(r, o) vec2(r[(o)], r[(o) + 1u])
+#else
+#define AW 2u
+#define VW 1u
+#define LD_A(r, o, arr, i)                                              \
+    {                                                                   \
+        uint lda_i_ = (i);                                              \
+        LDW(r[(o)], arr, lda_i_);                                       \
+        LDW(r[(o) + 1u], arr, lda_i_ + 2u);                             \
+    }
+#define LD_V(r, o, arr, i) LDW(r[(o)], arr, (i))
+#define SET_I(r, o)                                                     \
+    {                                                                   \
+        r[(o)] = NARROW(1.0);                                           \
+        r[(o) + 1u] = NARROW(1.0) << 16;                                \
+    }
+#define SET_0(r, o) r[(o)] = 0u
+#define A_OF(r, o) vec4(WIDEN2(r[(o)]), WIDEN2(r[(o) + 1u]))
+#define V_OF(r, o) WIDEN2(r[(o)])
+#endif
+#elif defined(DT_F32)
+#define CPI 1u
+#define VAL float
+// The raw form of a constant, and a raw value widened.
+#define RAW_OF(f) (f)
+#define WIDENV(r) (r)
+// LDV sets r to the unit's elements from element i on; STV stores v there;
+// two: the unit's second channel exists.
+#define LDV(r, arr, i, two) r = arr[(i)]
+#define STV(arr, i, v, two) arr[(i)] = (v)
+#else
+#define CPI 2u
+#define VAL vec2
+#define RAW_OF(f) (NARROW(f) * 0x10001u)
+#define WIDENV(r) WIDEN2(r)
+// Without a second channel the high half is 0 (0.0), a finite stand-in
+// that is never stored.
+#define LDV(r, arr, i, two)                                             \
+    {                                                                   \
+        uint ldv_i_ = (i);                                              \
+        if (two) {                                                      \
+            LDW(r, arr, ldv_i_);                                        \
+        } else {                                                        \
+            r = (arr[ldv_i_ >> 1] >> ((ldv_i_ & 1u) << 4)) & 0xffffu;   \
+        }                                                               \
+    }
+#define STV(arr, i, v, two)                                             \
+    {                                                                   \
+        uint stv_i_ = (i);                                              \
+        VAL stv_v_ = (v);                                               \
+        if (two && (stv_i_ & 1u) == 0u) {                               \
+            arr[stv_i_ >> 1] = NARROW2(stv_v_);                         \
+        } else {                                                        \
+            ST(arr, stv_i_, stv_v_.x);                                  \
+            if (two) {                                                  \
+                ST(arr, stv_i_ + 1u, stv_v_.y);                         \
+            }                                                           \
+        }                                                               \
+    }
+#endif
+
+// Unit chunk aggregates (a kernel with larger aggregates defines
 // CUSTOM_AGGREGATES and declares its own).
 #ifndef CUSTOM_AGGREGATES
-shared float sh_p[WG];
-shared float sh_q[WG];
+shared VAL sh_p[WG];
+shared VAL sh_q[WG];
 #endif
 
 struct Lane {
-    bool live;  // the channel exists (the last tile may be partial)
+    bool live;  // the unit's first channel exists (the last tile may be partial)
+    bool two;   // the unit's second channel exists (CPI = 2)
     uint b;     // batch entry within the slice
-    uint d;     // channel
-    uint c;     // channel within the tile
+    uint d;     // the unit's first channel
+    uint c;     // unit within the tile
     uint j;     // chunk within a segment
 };
 
 Lane lane_of_invocation() {
     Lane l;
-    uint tiles = (pc.N + TILE - 1u) / TILE;
+    uint units = (pc.N + CPI - 1u) / CPI;
+    uint tiles = (units + TILE - 1u) / TILE;
     uint wg = workgroup_index();
     l.b = wg / tiles;
     uint tile = wg - l.b * tiles;
     l.c = gl_LocalInvocationID.x % TILE;
     l.j = gl_LocalInvocationID.x / TILE;
-    l.d = tile * TILE + l.c;
+    l.d = (tile * TILE + l.c) * CPI;
     l.live = l.b < pc.B && l.d < pc.N;
+    l.two = CPI == 2u && l.live && l.d + 1u < pc.N;
     return l;
 }
 
@@ -74,4 +190,13 @@ uint segments() {
 // sequential reference.
 #ifndef CUSTOM_AGGREGATES
 bool agg_ok(float p, float q);
+#if defined(DT_F32)
+bool agg_okv(float p, float q) {
+    return agg_ok(p, q);
+}
+#else
+bool agg_okv(vec2 p, vec2 q) {
+    return agg_ok(p.x, q.x) && agg_ok(p.y, q.y);
+}
+#endif
 #endif

@@ -46,69 +46,54 @@ uint workgroup_index() {
     return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
 }
 
+// The conversions are branch-free bit arithmetic (selects, no divergent
+// branches), so a warp holding special values costs what any other does.
+
+// Exact. Zero and subnormals go through an exact integer-to-float
+// conversion (m * 2^-24); Inf and NaN keep their payload.
 float f16_to_f32(uint h) {
     uint sign = (h & 0x8000u) << 16;
-    uint e = (h >> 10) & 0x1fu;
-    uint m = h & 0x3ffu;
-    if (e == 0x1fu) {
-        return uintBitsToFloat(sign | 0x7f800000u | (m << 13));
-    }
-    if (e == 0u) {
-        float f = float(m) * (1.0 / 16777216.0); // m * 2^-24, exact
-        return (sign != 0u) ? -f : f;
-    }
-    return uintBitsToFloat(sign | ((e + 112u) << 23) | (m << 13));
+    uint em = h & 0x7fffu;
+    uint bits = (em << 13) + (112u << 23);                // rebias a normal
+    bits = (em >= 0x7c00u) ? bits + (112u << 23) : bits;  // Inf, NaN: exponent 255
+    float f = uintBitsToFloat(bits);
+    f = (em < 0x400u) ? float(em) * (1.0 / 16777216.0) : f; // zero, subnormal
+    return uintBitsToFloat(floatBitsToUint(f) | sign);
 }
 
-// Round to nearest even; overflow goes to Inf, NaN stays a quiet NaN.
+// Round to nearest even; overflow goes to Inf, NaN stays a quiet NaN. (Not
+// packHalf2x16: Vulkan leaves its rounding mode open.) Both candidate
+// results are computed with the same integer rounding: add half an ulp of
+// the result less one, plus the kept lowest bit, and truncate.
 uint f32_to_f16(float f) {
     uint b = floatBitsToUint(f);
     uint sign = (b >> 16) & 0x8000u;
-    int e = int((b >> 23) & 0xffu);
-    uint man = b & 0x7fffffu;
-    if (e == 0xff) {
-        if (man != 0u) {
-            return sign | 0x7e00u | (man >> 13);
-        }
-        return sign | 0x7c00u;
-    }
-    int he = e - 127 + 15;
-    if (he >= 0x1f) {
-        return sign | 0x7c00u;
-    }
-    if (he <= 0) {
-        if (he < -10) {
-            return sign;
-        }
-        uint mm = man | 0x800000u;
-        uint shift = uint(14 - he);
-        uint half_ = mm >> shift;
-        uint rem = mm & ((1u << shift) - 1u);
-        uint mid = 1u << (shift - 1u);
-        if (rem > mid || (rem == mid && (half_ & 1u) == 1u)) {
-            half_ += 1u;
-        }
-        return sign | half_;
-    }
-    uint half_ = (uint(he) << 10) | (man >> 13);
-    uint rem = man & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (half_ & 1u) == 1u)) {
-        half_ += 1u;
-    }
-    return sign | half_;
+    uint a = b & 0x7fffffffu;
+    // A normal result: rebias and drop 13 bits. A carry out of the
+    // significand bumps the exponent, up to Inf (65520 and above).
+    uint n = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    // A subnormal or zero result (|f| < 2^-14, exponent e <= 112): the
+    // significand with its implicit bit, shifted right by 126 - e (at least
+    // 14; 25 and more give 0, and f32 subnormals land there too).
+    uint e = a >> 23;
+    uint s = min(126u - min(e, 112u), 31u);
+    uint m = (a & 0x7fffffu) | 0x800000u;
+    uint sub = (m + ((1u << (s - 1u)) - 1u) + ((m >> s) & 1u)) >> s;
+    uint h = (a < (113u << 23)) ? sub : n;
+    h = (a >= 0x47800000u) ? 0x7c00u : h;                          // |f| >= 65536, Inf
+    h = (a > 0x7f800000u) ? (0x7e00u | ((a >> 13) & 0x3ffu)) : h;  // NaN
+    return sign | h;
 }
 
 float bf16_to_f32(uint h) {
     return uintBitsToFloat(h << 16);
 }
 
+// Round to nearest even; NaN stays a quiet NaN.
 uint f32_to_bf16(float f) {
     uint b = floatBitsToUint(f);
-    if ((b & 0x7fffffffu) > 0x7f800000u) {
-        return (b >> 16) | 0x40u;
-    }
-    b += 0x7fffu + ((b >> 16) & 1u);
-    return b >> 16;
+    uint r = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+    return ((b & 0x7fffffffu) > 0x7f800000u) ? ((b >> 16) | 0x40u) : r;
 }
 
 #if defined(DT_F32)
@@ -129,6 +114,40 @@ uint f32_to_bf16(float f) {
         uint st_sh_ = (st_i_ & 1u) << 4;                                \
         atomicAnd(arr[st_i_ >> 1], ~(0xffffu << st_sh_));               \
         atomicOr(arr[st_i_ >> 1], NARROW(v) << st_sh_);                 \
+    }
+
+// WIDEN2 widens the two elements of a word (low half in x). For f16 the
+// hardware conversion (unpackHalf2x16, exact) serves the common case; a word
+// with a zero, subnormal, Inf or NaN half takes the exact software path,
+// because Vulkan lets an implementation flush 16-bit subnormals and leaves
+// the NaN payload open. That branch is uniform unless a warp mixes such
+// values with ordinary ones.
+#if defined(DT_F16)
+vec2 WIDEN2(uint w) {
+    uint e0 = w & 0x7c00u;
+    uint e1 = w & 0x7c000000u;
+    if (e0 == 0u || e0 == 0x7c00u || e1 == 0u || e1 == 0x7c000000u) {
+        return vec2(f16_to_f32(w & 0xffffu), f16_to_f32(w >> 16));
+    }
+    return unpackHalf2x16(w);
+}
+#else
+vec2 WIDEN2(uint w) {
+    return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u));
+}
+#endif
+#define NARROW2(v) (NARROW((v).x) | (NARROW((v).y) << 16))
+
+// LDW sets the uint w to the word of elements i and i+1 (i in the low
+// half): one load for i even, two neighbouring loads for i odd. Both
+// elements must exist.
+#define LDW(w, arr, i)                                                  \
+    {                                                                   \
+        uint ldw_i_ = (i);                                              \
+        w = arr[ldw_i_ >> 1];                                           \
+        if ((ldw_i_ & 1u) != 0u) {                                      \
+            w = (w >> 16) | (arr[(ldw_i_ >> 1) + 1u] << 16);            \
+        }                                                               \
     }
 #endif
 

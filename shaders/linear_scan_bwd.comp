@@ -7,7 +7,7 @@
 // u_t = a_{t+1} G_{t+1} is the carry flowing into step t from the right; a
 // chunk's map, walking right to left, is u -> p*u + q. Segments are walked
 // from the last (see chunks.glsl); a step past T is (a 1, dh 0): the
-// identity.
+// identity. VAL arithmetic is per channel of the unit (see chunks.glsl).
 #include "common.glsl"
 #include "chunks.glsl"
 
@@ -24,48 +24,62 @@ bool agg_ok(float p, float q) {
 }
 
 // h_{t-1} for step t of a live channel.
-float h_prev(Lane l, uint base, uint t) {
+VAL h_prev(Lane l, uint base, uint t) {
+    RAW r = RAW_OF(0.0);
     if (t > 0u) {
-        return LD(h_, pc.off[2] + base + (t - 1u) * pc.N);
+        LDV(r, h_, pc.off[2] + base + (t - 1u) * pc.N, l.two);
+    } else if (HAS_INIT) {
+        LDV(r, h0_, pc.off[1] + l.b * pc.N + l.d, l.two);
     }
-    return HAS_INIT ? LD(h0_, pc.off[1] + l.b * pc.N + l.d) : 0.0;
+    return WIDENV(r);
 }
 
 void main() {
     Lane l = lane_of_invocation();
     uint base = l.b * pc.T * pc.N + l.d;
-    float carry = 0.0; // u flowing into the segment's last step
+    VAL carry = VAL(0.0); // u flowing into the segment's last step
     uint nseg = segments();
     for (uint sg = nseg; sg > 0u; sg--) {
         uint t0 = ((sg - 1u) * CHUNKS + l.j) * L;
-        float ra[L];
-        float rd[L];
+        // h_{t-1} is loaded with the inputs, not at its store: a load after a
+        // store that may alias it waits for it, which would cost a memory
+        // round trip per step.
+        RAW ra[L];
+        RAW rd[L];
+        RAW rh[L];
         [[unroll]] for (uint s = 0u; s < L; s++) {
-            ra[s] = 1.0;
-            rd[s] = 0.0;
+            ra[s] = RAW_OF(1.0);
+            rd[s] = RAW_OF(0.0);
+            rh[s] = RAW_OF(0.0);
             if (l.live && t0 + s < pc.T) {
                 uint i = base + (t0 + s) * pc.N;
-                ra[s] = LD(a_, pc.off[0] + i);
-                rd[s] = LD(dh_, pc.off[3] + i);
+                LDV(ra[s], a_, pc.off[0] + i, l.two);
+                LDV(rd[s], dh_, pc.off[3] + i, l.two);
+                if (t0 + s > 0u) {
+                    LDV(rh[s], h_, pc.off[2] + i - pc.N, l.two);
+                } else if (HAS_INIT) {
+                    LDV(rh[s], h0_, pc.off[1] + l.b * pc.N + l.d, l.two);
+                }
             }
         }
-        float u = carry;
+        VAL u = carry;
         bool seq = false;
         if (CHUNKS > 1u) {
-            float p = 1.0, q = 0.0;
+            VAL p = VAL(1.0), q = VAL(0.0);
             [[unroll]] for (uint s = L; s > 0u; s--) {
-                q = ra[s - 1u] * (rd[s - 1u] + q);
-                p *= ra[s - 1u];
+                VAL a = WIDENV(ra[s - 1u]);
+                q = a * (WIDENV(rd[s - 1u]) + q);
+                p *= a;
             }
             sh_p[gl_LocalInvocationID.x] = p;
             sh_q[gl_LocalInvocationID.x] = q;
             barrier();
-            float x = carry;
+            VAL x = carry;
             bool ok = true;
             for (uint k = CHUNKS; k > 0u; k--) {
-                float pk = sh_p[(k - 1u) * TILE + l.c];
-                float qk = sh_q[(k - 1u) * TILE + l.c];
-                ok = ok && agg_ok(pk, qk);
+                VAL pk = sh_p[(k - 1u) * TILE + l.c];
+                VAL qk = sh_q[(k - 1u) * TILE + l.c];
+                ok = ok && agg_okv(pk, qk);
                 if (k - 1u == l.j) {
                     u = x;
                 }
@@ -82,28 +96,31 @@ void main() {
             // Sequential walk of the whole segment from its carry.
             uint s0 = (sg - 1u) * CHUNKS * L;
             uint s1 = min(s0 + CHUNKS * L, pc.T);
-            float y = carry;
+            VAL y = carry;
             for (uint t = s1; l.live && t > s0; t--) {
                 uint i = base + (t - 1u) * pc.N;
-                float g = LD(dh_, pc.off[3] + i) + y;
+                RAW wd, wa;
+                LDV(wd, dh_, pc.off[3] + i, l.two);
+                LDV(wa, a_, pc.off[0] + i, l.two);
+                VAL g = WIDENV(wd) + y;
                 if (t - 1u >= t0 && t - 1u < t0 + L) {
-                    ST(db_, pc.off[5] + i, g);
-                    ST(da_, pc.off[4] + i, g * h_prev(l, base, t - 1u));
+                    STV(db_, pc.off[5] + i, g, l.two);
+                    STV(da_, pc.off[4] + i, g * h_prev(l, base, t - 1u), l.two);
                 }
-                y = LD(a_, pc.off[0] + i) * g;
+                y = WIDENV(wa) * g;
             }
             carry = y;
             continue;
         }
         [[unroll]] for (uint s = L; s > 0u; s--) {
-            float g = rd[s - 1u] + u;
+            VAL g = WIDENV(rd[s - 1u]) + u;
             uint t = t0 + s - 1u;
             if (l.live && t < pc.T) {
                 uint i = base + t * pc.N;
-                ST(db_, pc.off[5] + i, g);
-                ST(da_, pc.off[4] + i, g * h_prev(l, base, t));
+                STV(db_, pc.off[5] + i, g, l.two);
+                STV(da_, pc.off[4] + i, g * WIDENV(rh[s - 1u]), l.two);
             }
-            u = ra[s - 1u] * g;
+            u = WIDENV(ra[s - 1u]) * g;
         }
         if (CHUNKS == 1u) {
             carry = u;
@@ -111,6 +128,6 @@ void main() {
     }
     // carry is now a_0 G_0, alike in every invocation of the channel.
     if (l.live && l.j == 0u && HAS_INIT) {
-        ST(dh0_, pc.off[6] + l.b * pc.N + l.d, carry);
+        STV(dh0_, pc.off[6] + l.b * pc.N + l.d, carry, l.two);
     }
 }

@@ -15,3 +15,7 @@ float logaddexp(float x, float y) {
     }
     return m + log(1.0 + exp(n - m));
 }
+
+vec2 logaddexp(vec2 x, vec2 y) {
+    return vec2(logaddexp(x.x, y.x), logaddexp(x.y, y.y));
+}

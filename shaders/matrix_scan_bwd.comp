@@ -6,10 +6,15 @@
 //   dh0 = A_0^T G_0   (h_{-1} = h0 or 0).
 // u_t = A_{t+1}^T G_{t+1} is the carry into step t from the right; a
 // chunk's map, walking right to left, is u -> P u + q. The layout is the
-// forward's (chunks.glsl with a block for a channel, 8 steps of A and dh
-// per invocation in registers), segments walked from the last; a step past
-// T is (A = I, dh = 0): the identity.
+// forward's (chunks.glsl with a block for a channel, the steps of A and dh
+// held raw in registers: 8 for f32, 16 for 16-bit types), segments walked
+// from the last; a step past T is (A = I, dh = 0): the identity.
+#if defined(DT_F32)
 #define STEPS 8u
+#else
+#define STEPS 16u
+#endif
+#define BLOCK_UNITS
 #define CUSTOM_AGGREGATES
 #include "common.glsl"
 #include "chunks.glsl"
@@ -29,16 +34,21 @@ bool finite(float x) {
     return !isnan(x) && !isinf(x);
 }
 
-// Writes step t's gradients (g = G_t) of a live block.
-void store_step(Lane l, uint blk, uint t, float g0, float g1) {
-    float hp0 = 0.0, hp1 = 0.0;
-    if (t > 0u) {
-        hp0 = LD(H_, pc.off[2] + (blk - pc.N) * 2u);
-        hp1 = LD(H_, pc.off[2] + (blk - pc.N) * 2u + 1u);
-    } else if (HAS_INIT) {
-        hp0 = LD(H0_, pc.off[1] + (l.b * pc.N + l.d) * 2u);
-        hp1 = LD(H0_, pc.off[1] + (l.b * pc.N + l.d) * 2u + 1u);
+// Loads h_{t-1} of block blk = (b, t, n) into r[o...] (zero if t = 0
+// without an initial state).
+#define LD_HPREV(r, o, l, blk, t)                                       \
+    {                                                                   \
+        SET_0(r, o);                                                    \
+        if ((t) > 0u) {                                                 \
+            LD_V(r, o, H_, pc.off[2] + ((blk) - pc.N) * 2u);            \
+        } else if (HAS_INIT) {                                          \
+            LD_V(r, o, H0_, pc.off[1] + ((l).b * pc.N + (l).d) * 2u);   \
+        }                                                               \
     }
+
+// Writes step t's gradients (g = G_t, hp = h_{t-1}) of a live block.
+void store_step(uint blk, float g0, float g1, vec2 hp) {
+    float hp0 = hp.x, hp1 = hp.y;
     ST2(dX_, pc.off[5] + blk * 2u, g0, g1);
     ST2(dA_, pc.off[4] + blk * 4u, g0 * hp0, g0 * hp1);
     ST2(dA_, pc.off[4] + blk * 4u + 2u, g1 * hp0, g1 * hp1);
@@ -51,24 +61,21 @@ void main() {
     uint nseg = segments();
     for (uint sg = nseg; sg > 0u; sg--) {
         uint t0 = ((sg - 1u) * CHUNKS + l.j) * L;
-        float ra[4u * L];
-        float rd[2u * L];
+        // h_{t-1} is loaded with the inputs, not at its store: a load after a
+        // store that may alias it waits for it, which would cost a memory
+        // round trip per step.
+        RAW ra[AW * L];
+        RAW rd[VW * L];
+        RAW rh[VW * L];
         [[unroll]] for (uint s = 0u; s < L; s++) {
-            ra[4u * s] = 1.0;
-            ra[4u * s + 1u] = 0.0;
-            ra[4u * s + 2u] = 0.0;
-            ra[4u * s + 3u] = 1.0;
-            rd[2u * s] = 0.0;
-            rd[2u * s + 1u] = 0.0;
+            SET_I(ra, AW * s);
+            SET_0(rd, VW * s);
+            SET_0(rh, VW * s);
             if (l.live && t0 + s < pc.T) {
                 uint blk = bn + (t0 + s) * pc.N;
-                uint ai = pc.off[0] + blk * 4u;
-                ra[4u * s] = LD(A_, ai);
-                ra[4u * s + 1u] = LD(A_, ai + 1u);
-                ra[4u * s + 2u] = LD(A_, ai + 2u);
-                ra[4u * s + 3u] = LD(A_, ai + 3u);
-                rd[2u * s] = LD(dH_, pc.off[3] + blk * 2u);
-                rd[2u * s + 1u] = LD(dH_, pc.off[3] + blk * 2u + 1u);
+                LD_A(ra, AW * s, A_, pc.off[0] + blk * 4u);
+                LD_V(rd, VW * s, dH_, pc.off[3] + blk * 2u);
+                LD_HPREV(rh, VW * s, l, blk, t0 + s);
             }
         }
         float u0 = c0, u1 = c1;
@@ -77,12 +84,13 @@ void main() {
             // The chunk's map from a zero carry: P = A_first^T ... A_last^T.
             float p00 = 1.0, p01 = 0.0, p10 = 0.0, p11 = 1.0, q0 = 0.0, q1 = 0.0;
             [[unroll]] for (uint s = L; s > 0u; s--) {
-                uint o = 4u * (s - 1u);
-                float a00 = ra[o], a01 = ra[o + 1u], a10 = ra[o + 2u], a11 = ra[o + 3u];
+                vec4 a = A_OF(ra, AW * (s - 1u));
+                vec2 d = V_OF(rd, VW * (s - 1u));
+                float a00 = a.x, a01 = a.y, a10 = a.z, a11 = a.w;
                 float n00 = a00 * p00 + a10 * p10, n01 = a00 * p01 + a10 * p11;
                 float n10 = a01 * p00 + a11 * p10, n11 = a01 * p01 + a11 * p11;
                 p00 = n00; p01 = n01; p10 = n10; p11 = n11;
-                float g0 = rd[2u * (s - 1u)] + q0, g1 = rd[2u * (s - 1u) + 1u] + q1;
+                float g0 = d.x + q0, g1 = d.y + q1;
                 q0 = a00 * g0 + a10 * g1;
                 q1 = a01 * g0 + a11 * g1;
             }
@@ -129,7 +137,9 @@ void main() {
                 float g0 = LD(dH_, pc.off[3] + blk * 2u) + y0;
                 float g1 = LD(dH_, pc.off[3] + blk * 2u + 1u) + y1;
                 if (t - 1u >= t0 && t - 1u < t0 + L) {
-                    store_step(l, blk, t - 1u, g0, g1);
+                    RAW wh[VW];
+                    LD_HPREV(wh, 0u, l, blk, t - 1u);
+                    store_step(blk, g0, g1, V_OF(wh, 0u));
                 }
                 y0 = LD(A_, ai) * g0 + LD(A_, ai + 2u) * g1;
                 y1 = LD(A_, ai + 1u) * g0 + LD(A_, ai + 3u) * g1;
@@ -139,14 +149,15 @@ void main() {
             continue;
         }
         [[unroll]] for (uint s = L; s > 0u; s--) {
-            uint o = 4u * (s - 1u);
-            float g0 = rd[2u * (s - 1u)] + u0, g1 = rd[2u * (s - 1u) + 1u] + u1;
+            vec4 a = A_OF(ra, AW * (s - 1u));
+            vec2 d = V_OF(rd, VW * (s - 1u));
+            float g0 = d.x + u0, g1 = d.y + u1;
             uint t = t0 + s - 1u;
             if (l.live && t < pc.T) {
-                store_step(l, bn + t * pc.N, t, g0, g1);
+                store_step(bn + t * pc.N, g0, g1, V_OF(rh, VW * (s - 1u)));
             }
-            u0 = ra[o] * g0 + ra[o + 2u] * g1;
-            u1 = ra[o + 1u] * g0 + ra[o + 3u] * g1;
+            u0 = a.x * g0 + a.z * g1;
+            u1 = a.y * g0 + a.w * g1;
         }
         if (CHUNKS == 1u) {
             c0 = u0;

@@ -5,9 +5,16 @@
 // or 0. The layout is the elementwise kernels' (chunks.glsl) with a block
 // for a channel: a workgroup owns a batch entry and a tile of TILE
 // contiguous blocks, so neighbouring invocations read neighbouring blocks,
-// and each invocation holds 8 steps of its block (A and b) in registers.
-// A chunk's map is h -> P h + S (P 2x2, S a 2-vector).
+// and each invocation holds the steps of its block (A and b) raw in
+// registers: 8 steps of 6 floats for f32, 16 steps of 3 words for 16-bit
+// types (same registers and bytes in flight). A chunk's map is h -> P h + S
+// (P 2x2, S a 2-vector).
+#if defined(DT_F32)
 #define STEPS 8u
+#else
+#define STEPS 16u
+#endif
+#define BLOCK_UNITS
 #define CUSTOM_AGGREGATES
 #include "common.glsl"
 #include "chunks.glsl"
@@ -35,24 +42,15 @@ void main() {
     uint nseg = segments();
     for (uint sg = 0u; sg < nseg; sg++) {
         uint t0 = (sg * CHUNKS + l.j) * L;
-        float ra[4u * L];
-        float rx[2u * L];
+        RAW ra[AW * L];
+        RAW rx[VW * L];
         [[unroll]] for (uint s = 0u; s < L; s++) {
-            ra[4u * s] = 1.0;
-            ra[4u * s + 1u] = 0.0;
-            ra[4u * s + 2u] = 0.0;
-            ra[4u * s + 3u] = 1.0;
-            rx[2u * s] = 0.0;
-            rx[2u * s + 1u] = 0.0;
+            SET_I(ra, AW * s);
+            SET_0(rx, VW * s);
             if (l.live && t0 + s < pc.T) {
                 uint blk = bn + (t0 + s) * pc.N;
-                uint ai = pc.off[0] + blk * 4u;
-                ra[4u * s] = LD(A_, ai);
-                ra[4u * s + 1u] = LD(A_, ai + 1u);
-                ra[4u * s + 2u] = LD(A_, ai + 2u);
-                ra[4u * s + 3u] = LD(A_, ai + 3u);
-                rx[2u * s] = LD(X_, pc.off[1] + blk * 2u);
-                rx[2u * s + 1u] = LD(X_, pc.off[1] + blk * 2u + 1u);
+                LD_A(ra, AW * s, A_, pc.off[0] + blk * 4u);
+                LD_V(rx, VW * s, X_, pc.off[1] + blk * 2u);
             }
         }
         float h0 = c0, h1 = c1;
@@ -61,12 +59,14 @@ void main() {
             // The chunk's map from a zero carry: P = A_last ... A_first.
             float p00 = 1.0, p01 = 0.0, p10 = 0.0, p11 = 1.0, s0 = 0.0, s1 = 0.0;
             [[unroll]] for (uint s = 0u; s < L; s++) {
-                float a00 = ra[4u * s], a01 = ra[4u * s + 1u], a10 = ra[4u * s + 2u], a11 = ra[4u * s + 3u];
+                vec4 a = A_OF(ra, AW * s);
+                vec2 x = V_OF(rx, VW * s);
+                float a00 = a.x, a01 = a.y, a10 = a.z, a11 = a.w;
                 float n00 = a00 * p00 + a01 * p10, n01 = a00 * p01 + a01 * p11;
                 float n10 = a10 * p00 + a11 * p10, n11 = a10 * p01 + a11 * p11;
                 p00 = n00; p01 = n01; p10 = n10; p11 = n11;
-                float m0 = a00 * s0 + a01 * s1 + rx[2u * s];
-                float m1 = a10 * s0 + a11 * s1 + rx[2u * s + 1u];
+                float m0 = a00 * s0 + a01 * s1 + x.x;
+                float m1 = a10 * s0 + a11 * s1 + x.y;
                 s0 = m0; s1 = m1;
             }
             uint me = 6u * gl_LocalInvocationID.x;
@@ -123,8 +123,10 @@ void main() {
             continue;
         }
         [[unroll]] for (uint s = 0u; s < L; s++) {
-            float n0 = ra[4u * s] * h0 + ra[4u * s + 1u] * h1 + rx[2u * s];
-            float n1 = ra[4u * s + 2u] * h0 + ra[4u * s + 3u] * h1 + rx[2u * s + 1u];
+            vec4 a = A_OF(ra, AW * s);
+            vec2 x = V_OF(rx, VW * s);
+            float n0 = a.x * h0 + a.y * h1 + x.x;
+            float n1 = a.z * h0 + a.w * h1 + x.y;
             h0 = n0;
             h1 = n1;
             if (l.live && t0 + s < pc.T) {

@@ -9,7 +9,7 @@
 // u_t = a_{t+1} G_{t+1} is the carry into step t from the right; a chunk's
 // map, walking right to left, is u -> p*u + q. Segments are walked from the
 // last (see chunks.glsl); a step past T is (log_coeffs 0, dh 0): the
-// identity.
+// identity. VAL arithmetic is per channel of the unit (see chunks.glsl).
 #include "common.glsl"
 #include "chunks.glsl"
 
@@ -24,47 +24,76 @@ bool agg_ok(float p, float q) {
     return !isnan(p) && !isinf(p) && !isnan(q) && !isinf(q);
 }
 
+// Loads h_{st-1} (wh; unused for st = 0) and log_values_{st+1} (wv) of
+// step st, element i of log_coeffs.
+#define LD_STEP(wh, wv, l, i, vbase, st)                                \
+    {                                                                   \
+        if ((st) > 0u) {                                                \
+            LDV(wh, h_, pc.off[2] + (i) - pc.N, (l).two);               \
+        }                                                               \
+        LDV(wv, lv_, pc.off[1] + (vbase) + ((st) + 1u) * pc.N, (l).two); \
+    }
+
+// The outputs of step st (element i of log_coeffs, G = g, log_coeffs c,
+// wh and wv from LD_STEP).
+void store_step(Lane l, uint i, uint vbase, uint st, VAL g, VAL c, VAL lv0, RAW wh, RAW wv) {
+    VAL lhp = (st > 0u) ? log(WIDENV(wh)) : lv0;
+    uint vi = vbase + (st + 1u) * pc.N;
+    STV(dlv_, pc.off[5] + vi, g * exp(WIDENV(wv)), l.two);
+    STV(dlc_, pc.off[4] + i, g * exp(c + lhp), l.two);
+}
+
 void main() {
     Lane l = lane_of_invocation();
     uint base = l.b * pc.T * pc.N + l.d;
     uint vbase = l.b * (pc.T + 1u) * pc.N + l.d;
-    float lv0 = 0.0;
+    VAL lv0 = VAL(0.0);
     if (l.live) {
-        lv0 = LD(lv_, pc.off[1] + vbase);
+        RAW r;
+        LDV(r, lv_, pc.off[1] + vbase, l.two);
+        lv0 = WIDENV(r);
     }
-    float carry = 0.0; // u flowing into the segment's last step
+    VAL carry = VAL(0.0); // u flowing into the segment's last step
     uint nseg = segments();
     for (uint sg = nseg; sg > 0u; sg--) {
         uint t0 = ((sg - 1u) * CHUNKS + l.j) * L;
-        float rc[L];
-        float rd[L];
+        // h_{t-1} and log_values_{t+1} are loaded with the inputs, not at
+        // their stores: a load after a store that may alias it waits for it,
+        // which would cost a memory round trip per step.
+        RAW rc[L];
+        RAW rd[L];
+        RAW rh[L];
+        RAW rv[L];
         [[unroll]] for (uint s = 0u; s < L; s++) {
-            rc[s] = 0.0;
-            rd[s] = 0.0;
+            rc[s] = RAW_OF(0.0);
+            rd[s] = RAW_OF(0.0);
+            rh[s] = RAW_OF(1.0);
+            rv[s] = RAW_OF(0.0);
             if (l.live && t0 + s < pc.T) {
                 uint i = base + (t0 + s) * pc.N;
-                rc[s] = LD(lc_, pc.off[0] + i);
-                rd[s] = LD(dh_, pc.off[3] + i);
+                LDV(rc[s], lc_, pc.off[0] + i, l.two);
+                LDV(rd[s], dh_, pc.off[3] + i, l.two);
+                LD_STEP(rh[s], rv[s], l, i, vbase, t0 + s);
             }
         }
-        float u = carry;
+        VAL u = carry;
         bool seq = false;
         if (CHUNKS > 1u) {
-            float p = 1.0, q = 0.0;
+            VAL p = VAL(1.0), q = VAL(0.0);
             [[unroll]] for (uint s = L; s > 0u; s--) {
-                float at = exp(rc[s - 1u]);
-                q = at * (rd[s - 1u] + q);
+                VAL at = exp(WIDENV(rc[s - 1u]));
+                q = at * (WIDENV(rd[s - 1u]) + q);
                 p *= at;
             }
             sh_p[gl_LocalInvocationID.x] = p;
             sh_q[gl_LocalInvocationID.x] = q;
             barrier();
-            float x = carry;
+            VAL x = carry;
             bool ok = true;
             for (uint k = CHUNKS; k > 0u; k--) {
-                float pk = sh_p[(k - 1u) * TILE + l.c];
-                float qk = sh_q[(k - 1u) * TILE + l.c];
-                ok = ok && agg_ok(pk, qk);
+                VAL pk = sh_p[(k - 1u) * TILE + l.c];
+                VAL qk = sh_q[(k - 1u) * TILE + l.c];
+                ok = ok && agg_okv(pk, qk);
                 if (k - 1u == l.j) {
                     u = x;
                 }
@@ -81,17 +110,19 @@ void main() {
             // Sequential walk of the whole segment from its carry.
             uint s0 = (sg - 1u) * CHUNKS * L;
             uint s1 = min(s0 + CHUNKS * L, pc.T);
-            float y = carry;
+            VAL y = carry;
             for (uint t = s1; l.live && t > s0; t--) {
                 uint st = t - 1u;
                 uint i = base + st * pc.N;
-                float g = LD(dh_, pc.off[3] + i) + y;
-                float c = LD(lc_, pc.off[0] + i);
+                RAW wd, wc;
+                LDV(wd, dh_, pc.off[3] + i, l.two);
+                LDV(wc, lc_, pc.off[0] + i, l.two);
+                VAL g = WIDENV(wd) + y;
+                VAL c = WIDENV(wc);
                 if (st >= t0 && st < t0 + L) {
-                    float lhp = (st > 0u) ? log(LD(h_, pc.off[2] + i - pc.N)) : lv0;
-                    uint vi = vbase + (st + 1u) * pc.N;
-                    ST(dlv_, pc.off[5] + vi, g * exp(LD(lv_, pc.off[1] + vi)));
-                    ST(dlc_, pc.off[4] + i, g * exp(c + lhp));
+                    RAW wh = RAW_OF(1.0), wv;
+                    LD_STEP(wh, wv, l, i, vbase, st);
+                    store_step(l, i, vbase, st, g, c, lv0, wh, wv);
                 }
                 y = exp(c) * g;
             }
@@ -99,16 +130,13 @@ void main() {
             continue;
         }
         [[unroll]] for (uint s = L; s > 0u; s--) {
-            float g = rd[s - 1u] + u;
+            VAL g = WIDENV(rd[s - 1u]) + u;
             uint st = t0 + s - 1u;
+            VAL c = WIDENV(rc[s - 1u]);
             if (l.live && st < pc.T) {
-                uint i = base + st * pc.N;
-                float lhp = (st > 0u) ? log(LD(h_, pc.off[2] + i - pc.N)) : lv0;
-                uint vi = vbase + (st + 1u) * pc.N;
-                ST(dlv_, pc.off[5] + vi, g * exp(LD(lv_, pc.off[1] + vi)));
-                ST(dlc_, pc.off[4] + i, g * exp(rc[s - 1u] + lhp));
+                store_step(l, base + st * pc.N, vbase, st, g, c, lv0, rh[s - 1u], rv[s - 1u]);
             }
-            u = exp(rc[s - 1u]) * g;
+            u = exp(c) * g;
         }
         if (CHUNKS == 1u) {
             carry = u;
@@ -116,6 +144,6 @@ void main() {
     }
     // carry is now a_0 G_0, alike in every invocation of the channel.
     if (l.live && l.j == 0u) {
-        ST(dlv_, pc.off[5] + vbase, carry * exp(lv0));
+        STV(dlv_, pc.off[5] + vbase, carry * exp(lv0), l.two);
     }
 }

@@ -6,7 +6,8 @@
 //   log h_{-1} = log_values_0;  h_t = exp(log h_t).
 // A chunk's map is lh -> logaddexp(s + lh, q) with s the sum of its
 // log_coeffs and q its result from lh = -inf (see chunks.glsl for the
-// segments). A step past T is (log_coeffs 0, log_values -inf): the identity.
+// segments and the units of channels). A step past T is (log_coeffs 0,
+// log_values -inf): the identity.
 #include "common.glsl"
 #include "chunks.glsl"
 #include "logspace.glsl"
@@ -24,40 +25,43 @@ void main() {
     Lane l = lane_of_invocation();
     uint base = l.b * pc.T * pc.N + l.d;          // (b, 0, d) of log_coeffs and h
     uint vbase = l.b * (pc.T + 1u) * pc.N + l.d;  // (b, 0, d) of log_values
-    float carry = NEG_INF;                        // log h before the segment
+    VAL carry = VAL(NEG_INF);                     // log h before the segment
     if (l.live) {
-        carry = LD(lv_, pc.off[1] + vbase);
+        RAW r;
+        LDV(r, lv_, pc.off[1] + vbase, l.two);
+        carry = WIDENV(r);
     }
     uint nseg = segments();
     for (uint sg = 0u; sg < nseg; sg++) {
         uint t0 = (sg * CHUNKS + l.j) * L;
-        float rc[L];
-        float rv[L];
+        RAW rc[L];
+        RAW rv[L];
         [[unroll]] for (uint s = 0u; s < L; s++) {
-            rc[s] = 0.0;
-            rv[s] = NEG_INF;
+            rc[s] = RAW_OF(0.0);
+            rv[s] = RAW_OF(NEG_INF);
             if (l.live && t0 + s < pc.T) {
-                rc[s] = LD(lc_, pc.off[0] + base + (t0 + s) * pc.N);
-                rv[s] = LD(lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N);
+                LDV(rc[s], lc_, pc.off[0] + base + (t0 + s) * pc.N, l.two);
+                LDV(rv[s], lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
             }
         }
-        float lh = carry;
+        VAL lh = carry;
         bool seq = false;
         if (CHUNKS > 1u) {
-            float sum = 0.0, q = NEG_INF;
+            VAL sum = VAL(0.0), q = VAL(NEG_INF);
             [[unroll]] for (uint s = 0u; s < L; s++) {
-                sum += rc[s];
-                q = logaddexp(rc[s] + q, rv[s]);
+                VAL c = WIDENV(rc[s]);
+                sum += c;
+                q = logaddexp(c + q, WIDENV(rv[s]));
             }
             sh_p[gl_LocalInvocationID.x] = sum;
             sh_q[gl_LocalInvocationID.x] = q;
             barrier();
-            float x = carry;
+            VAL x = carry;
             bool ok = true;
             for (uint k = 0u; k < CHUNKS; k++) {
-                float sk = sh_p[k * TILE + l.c];
-                float qk = sh_q[k * TILE + l.c];
-                ok = ok && agg_ok(sk, qk);
+                VAL sk = sh_p[k * TILE + l.c];
+                VAL qk = sh_q[k * TILE + l.c];
+                ok = ok && agg_okv(sk, qk);
                 if (k == l.j) {
                     lh = x;
                 }
@@ -74,21 +78,24 @@ void main() {
             // Sequential walk of the whole segment from its carry.
             uint s0 = sg * CHUNKS * L;
             uint s1 = min(s0 + CHUNKS * L, pc.T);
-            float y = carry;
+            VAL y = carry;
             for (uint t = s0; l.live && t < s1; t++) {
                 uint i = base + t * pc.N;
-                y = logaddexp(LD(lc_, pc.off[0] + i) + y, LD(lv_, pc.off[1] + vbase + (t + 1u) * pc.N));
+                RAW wc, wv;
+                LDV(wc, lc_, pc.off[0] + i, l.two);
+                LDV(wv, lv_, pc.off[1] + vbase + (t + 1u) * pc.N, l.two);
+                y = logaddexp(WIDENV(wc) + y, WIDENV(wv));
                 if (t >= t0 && t < t0 + L) {
-                    ST(h_, pc.off[2] + i, exp(y));
+                    STV(h_, pc.off[2] + i, exp(y), l.two);
                 }
             }
             carry = y;
             continue;
         }
         [[unroll]] for (uint s = 0u; s < L; s++) {
-            lh = logaddexp(rc[s] + lh, rv[s]);
+            lh = logaddexp(WIDENV(rc[s]) + lh, WIDENV(rv[s]));
             if (l.live && t0 + s < pc.T) {
-                ST(h_, pc.off[2] + base + (t0 + s) * pc.N, exp(lh));
+                STV(h_, pc.off[2] + base + (t0 + s) * pc.N, exp(lh), l.two);
             }
         }
         if (CHUNKS == 1u) {

@@ -16,13 +16,16 @@ func TestElementwiseLayout(t *testing.T) {
 		{1, 16, 1, 1024, 1, 1},        // one segment of 16 steps
 		{1, 17, 1, 1024, 1, 2},        //
 		{1, 1000, 1, 1024, 1, 64},     // 64*16 = 1024 >= T
-		{3, 1000, 67, 1024, 32, 8},    // workgroup cap 256/32
-		{3, 63, 67, 1024, 32, 4},      // one segment of 4*16 steps
-		{128, 64, 64, 1024, 32, 4},    // lab: one segment
-		{16, 1024, 64, 1024, 32, 8},   // long-T: workgroup cap, 8 segments
+		{3, 1000, 67, 1024, 8, 32},    // 9 lanes: tile down to 8, workgroup cap 256/8
+		{3, 63, 67, 1024, 8, 4},       // one segment of 4*16 steps
+		{128, 64, 64, 1024, 32, 4},    // lab: 256 lanes, one segment
+		{16, 1024, 64, 1024, 8, 32},   // long-T: 128 lanes of 8, 2 segments
+		{16, 1024, 32, 1024, 8, 32},   // long-T 16-bit: 32 units (64 channels)
+		{64, 1024, 64, 1024, 32, 8},   // 128 lanes of 32 already
 		{32, 4096, 1024, 1024, 32, 4}, // large: 1024 lanes*32*4 = 2^17
+		{32, 4096, 512, 1024, 32, 8},  // large 16-bit: 512 units, 512 lanes*32*8 = 2^17
 		{4096, 4096, 1024, 1024, 32, 1},
-		{3, 1000, 67, 64, 32, 2},  // device workgroup limit
+		{3, 1000, 67, 64, 8, 8},   // device workgroup limit
 		{1, 1000, 5, 1024, 8, 32}, // workgroup 8*32 = 256
 	} {
 		tile, chunks := elementwiseLayout(c.B, c.T, c.D, c.maxWG)
@@ -41,7 +44,7 @@ func TestMatrixScanLayout(t *testing.T) {
 		tile, chunks int
 	}{
 		{32, 4096, 512, 32, 8}, // large: 512 lanes*32*8 = 2^17
-		{16, 1024, 32, 32, 8},  // long-T: workgroup cap, 16 segments of 64 steps
+		{16, 1024, 32, 8, 32},  // long-T: 64 lanes of 8 blocks, 4 segments of 256 steps
 		{128, 64, 32, 32, 8},   // lab: one segment
 		{1, 8, 3, 4, 1},        // one segment of 8 steps
 		{1, 9, 3, 4, 2},
@@ -51,35 +54,67 @@ func TestMatrixScanLayout(t *testing.T) {
 			t.Errorf("%+v: tile %d chunks %d", c, tile, chunks)
 		}
 	}
+	// 16-bit: 16 steps per invocation in the same registers.
+	if units, steps := elementwiseUnits(scans.OpMatrixScan, scans.BF16, 512); units != 512 || steps != 16 {
+		t.Errorf("matrix_scan bf16: %d units, %d steps", units, steps)
+	}
+	if tile, chunks := tiledLayout(32, 4096, 512, 1024, matrixScanSteps16); tile != 32 || chunks != 8 {
+		t.Errorf("large matrix_scan 16-bit: tile %d chunks %d", tile, chunks)
+	}
+}
+
+// TestElementwiseUnits: an invocation serves one f32 channel or a word of
+// two 16-bit channels.
+func TestElementwiseUnits(t *testing.T) {
+	for _, c := range []struct {
+		op           scans.Op
+		dt           scans.DType
+		n            int
+		units, steps int
+	}{
+		{scans.OpLinearScan, scans.F32, 67, 67, 16},
+		{scans.OpLinearScan, scans.F16, 67, 34, 16},
+		{scans.OpParallelScanLog, scans.BF16, 64, 32, 16},
+		{scans.OpMatrixScan, scans.F32, 5, 5, 8},
+		{scans.OpMatrixScan, scans.F16, 5, 5, 16},
+	} {
+		units, steps := elementwiseUnits(c.op, c.dt, c.n)
+		if units != c.units || steps != c.steps {
+			t.Errorf("%v %v n=%d: %d units %d steps, want %d %d", c.op, c.dt, c.n, units, steps, c.units, c.steps)
+		}
+	}
 }
 
 func TestBlockLayout(t *testing.T) {
 	for _, c := range []struct {
-		B, T, N, K, V int
-		wg, chunks    int
+		B, T, N, K, V     int
+		wg, chunks, steps int
 	}{
-		{3, 1000, 5, 2, 1, 32, 16},    // k=2 v=1: 2 lanes per workgroup
-		{3, 63, 5, 2, 1, 64, 1},       // too short to chunk
-		{3, 64, 5, 2, 1, 32, 2},       //
-		{3, 1000, 5, 16, 1, 64, 1},    // ceil(16/1) = 16: pass 1 too costly
-		{3, 1000, 5, 16, 16, 64, 4},   // shared memory: 8 chunks of a 16x16 P plus S would exceed 16 KiB
-		{3, 1000, 5, 8, 8, 128, 16},   //
-		{32, 4096, 512, 2, 1, 32, 16}, // k=2 v=1, 16384 lanes: 16 chunks reach 2^18 invocations
-		{32, 4096, 128, 8, 8, 64, 8},  // large matrix_affine_scan: 4096 lanes*8 columns*8 chunks = 2^18
-		{16, 1024, 8, 8, 8, 128, 16},  // long-T matrix_affine_scan: shared memory caps the chunks
-		{128, 64, 32, 2, 1, 32, 2},    // k=2 v=1 at the lab shape
-		{1 << 14, 1000, 16, 2, 1, 64, 1},
+		{3, 1000, 5, 2, 1, 32, 16, 8},       // k=2 v=1: 2 lanes per workgroup
+		{3, 63, 5, 2, 1, 32, 1, 8},          // too short to chunk: 32 lanes per workgroup
+		{3, 64, 5, 2, 1, 32, 2, 8},          //
+		{3, 1000, 5, 16, 1, 8, 1, 1},        // ceil(16/1) = 16: pass 1 too costly; shared memory: 8 lanes of one step
+		{3, 1000, 5, 16, 16, 64, 4, 1},      // shared memory caps the chunks
+		{3, 1000, 5, 8, 8, 128, 16, 1},      //
+		{32, 4096, 128, 8, 8, 32, 1, 4},     // large matrix_affine_scan: 4096 lanes*8 columns fill the device unchunked
+		{16, 1024, 8, 8, 8, 128, 16, 1},     // long-T matrix_affine_scan: shared memory caps the chunks
+		{128, 64, 8, 8, 8, 32, 2, 4},        // lab matrix_affine_scan: 1024 lanes*8 columns*2 chunks
+		{1 << 14, 1000, 16, 2, 1, 32, 1, 8}, // many lanes: unchunked
+		{3, 1000, 5, 1, 16, 256, 16, 4},     // k=1 v=16
 	} {
-		wg, chunks := blockLayout(c.B, c.T, c.N, c.K, c.V, 1024, 16<<10)
-		if wg != c.wg || chunks != c.chunks {
-			t.Errorf("%+v: wg %d chunks %d", c, wg, chunks)
-		}
-		if chunks > 1 {
+		for _, bwd := range []bool{false, true} {
+			wg, chunks, steps := blockLayout(c.B, c.T, c.N, c.K, c.V, bwd, 1024, 16<<10)
+			if wg != c.wg || chunks != c.chunks || (!bwd && steps != c.steps) {
+				t.Errorf("%+v backward=%v: wg %d chunks %d steps %d", c, bwd, wg, chunks, steps)
+			}
 			lpw := wg / (c.V * chunks)
 			if lpw < 1 || lpw*c.V*chunks != wg {
 				t.Errorf("%+v: workgroup %d is not whole lanes times chunks", c, wg)
 			}
-			if sh := 4 * (lpw*chunks*c.K*c.K + 1 + wg*c.K + 1); sh > 16<<10 {
+			if steps < 1 || steps > maxBlockSteps {
+				t.Errorf("%+v: %d steps", c, steps)
+			}
+			if sh := blockShared(c.K, c.V, wg/c.V, steps, bwd); sh > 16<<10 {
 				t.Errorf("%+v: %d bytes of shared memory", c, sh)
 			}
 		}
@@ -115,14 +150,21 @@ func TestSupportsEnvelope(t *testing.T) {
 }
 
 // TestBlockLayoutSharedBudget: with the 32 KiB budget devices get, the
-// long-T matrix_affine_scan shape (k = v = 8) takes 32 chunks of 32 steps.
+// long-T matrix_affine_scan shape (k = v = 8) takes 32 chunks of 32 steps
+// staged one step at a time, and the large shape segments of 8 steps.
 func TestBlockLayoutSharedBudget(t *testing.T) {
-	wg, chunks := blockLayout(16, 1024, 8, 8, 8, 1024, 32<<10)
-	if wg != 256 || chunks != 32 {
-		t.Errorf("wg %d chunks %d, want 256 32", wg, chunks)
-	}
-	if sh := 4 * (chunks*8*8 + 1 + wg*8 + 1); sh > 32<<10 {
-		t.Errorf("%d bytes of shared memory", sh)
+	for _, bwd := range []bool{false, true} {
+		wg, chunks, steps := blockLayout(16, 1024, 8, 8, 8, bwd, 1024, 32<<10)
+		if wg != 256 || chunks != 32 || steps != 1 {
+			t.Errorf("long-T backward=%v: wg %d chunks %d steps %d, want 256 32 1", bwd, wg, chunks, steps)
+		}
+		if sh := blockShared(8, 8, wg/8, steps, bwd); sh > 32<<10 {
+			t.Errorf("long-T: %d bytes of shared memory", sh)
+		}
+		wg, chunks, steps = blockLayout(32, 4096, 128, 8, 8, bwd, 1024, 32<<10)
+		if wg != 32 || chunks != 1 || steps != 8 {
+			t.Errorf("large backward=%v: wg %d chunks %d steps %d, want 32 1 8", bwd, wg, chunks, steps)
+		}
 	}
 }
 
