@@ -52,9 +52,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                 "6fe7f3c29dc080115a859dea185e46ee5d1e5eb288f7b0f899a13058ed2870b2",
-	"affine_bwd.glsl":             "2b8fe98756cb755ea811ff69fec8ac9cdb19f1dd0a862648d7e5064efe83117f",
-	"affine_fwd.glsl":             "b2a5d76afef249d0b9e67277fa0fa65ca714088f87ceeb6c496b51eab87d67cf",
+	"affine.glsl":                 "61769803cd4871876840bbeeb6f9db5ef2e7e1f36ad84ed74c04906b8d04ed54",
+	"affine_bwd.glsl":             "26e36c4f0c0bb1d93c298093b39219d2e8a6f64c548f397d52304035fa13b20b",
+	"affine_fwd.glsl":             "f690856a7e0eb697db7841728526ad6d9a462ae931e612cf2e6c4bd4690c3701",
 	"chunks.glsl":                 "de82c632ed02f5a98a1e3bb3900b05e74bb4b7cc250fcd4b13ba8d64f9d21dc3",
 	"common.glsl":                 "86ffc7e5ed308c4c8db0359e7a9a1118e8571f5168ba9b86ea4a29f613414525",
 	"copy.comp":                   "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
@@ -65,8 +65,8 @@ var sourceDigests = map[string]string{
 	"linear_scan_bwd.comp":        "9c3e2358c1b33cf4dfd3bd1cbec7736aab20e359bbced9b874608020504a815b",
 	"linear_scan_fwd.comp":        "3790c2ca810d3c341a8f7fc6240ff01d90eef8b188b562a4b3a09cff9fc630c9",
 	"logspace.glsl":               "6db7a0e030b605f4e1e80203e5b204e82ae18549137eb8d4a21c2fd02f1f5e5e",
-	"matrix_affine_scan_bwd.comp": "ae65f960b74edd83577585af233222ea0c7053e809c1ab1fee23278bcc399a45",
-	"matrix_affine_scan_fwd.comp": "17d5d431da466c917a5ce806ef1a43c9dc561d3c5e9181f2f570b99fa3261cf4",
+	"matrix_affine_scan_bwd.comp": "ed64eae9896b8486227a8f19bac31bb90dd661c5560b27e668ad92cff3b2d9d1",
+	"matrix_affine_scan_fwd.comp": "23595b4e40b795989ebc6378f4c8fe2cde28b488625a0a2a759105dfa38ffee3",
 	"matrix_scan_bwd.comp":        "3327fdc28003abac2932beadefca8e00639804942caf59bcd0ff6e688cf9932d",
 	"matrix_scan_fwd.comp":        "cb496cd6d322c645802760c2ffd6adec671e401a0382bb028a2623cfdfd4d164",
 	"parallel_scan_log_bwd.comp":  "db94114c41028e23f80551f09fd07d193047344237701d10fed1f019fd4a4489",
