@@ -65,7 +65,7 @@ float f16_to_f32(uint h) {
 // packHalf2x16: Vulkan leaves its rounding mode open.) Both candidate
 // results are computed with the same integer rounding: add half an ulp of
 // the result less one, plus the kept lowest bit, and truncate.
-uint f32_to_f16(float f) {
+uint f32_to_f16_any(float f) {
     uint b = floatBitsToUint(f);
     uint sign = (b >> 16) & 0x8000u;
     uint a = b & 0x7fffffffu;
@@ -83,6 +83,26 @@ uint f32_to_f16(float f) {
     h = (a >= 0x47800000u) ? 0x7c00u : h;                          // |f| >= 65536, Inf
     h = (a > 0x7f800000u) ? (0x7e00u | ((a >> 13) & 0x3ffu)) : h;  // NaN
     return sign | h;
+}
+
+// The rounding of an ordinary f32 (2^-14 <= |f| < 65536, its bits less
+// the sign in a) to f16 bits less the sign: rebias, round 13 bits to
+// nearest even (a carry may reach Inf); f32_to_f16_any's result there.
+#define F16_ORDINARY(a) ((a) - (113u << 23) < 0x47800000u - (113u << 23))
+#define F16_ROUND(a) (((a) - (112u << 23) + 0xfffu + (((a) >> 13) & 1u)) >> 13)
+
+// f32_to_f16_any with the ordinary case first: about a third of the
+// integer work, so the narrowing stays off the critical issue rate of a
+// bandwidth-bound kernel. The other path is taken by zeros, subnormal
+// results, overflow and NaN, uniformly unless a warp mixes them with
+// ordinary values.
+uint f32_to_f16(float f) {
+    uint b = floatBitsToUint(f);
+    uint a = b & 0x7fffffffu;
+    if (F16_ORDINARY(a)) {
+        return ((b >> 16) & 0x8000u) | F16_ROUND(a);
+    }
+    return f32_to_f16_any(f);
 }
 
 float bf16_to_f32(uint h) {
@@ -136,7 +156,22 @@ vec2 WIDEN2(uint w) {
     return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u));
 }
 #endif
+// NARROW2 narrows a vec2 to a word (x in the low half); for f16 with one
+// test of both elements for the ordinary case.
+#if defined(DT_F16)
+uint NARROW2(vec2 v) {
+    uint b0 = floatBitsToUint(v.x);
+    uint b1 = floatBitsToUint(v.y);
+    uint a0 = b0 & 0x7fffffffu;
+    uint a1 = b1 & 0x7fffffffu;
+    if (F16_ORDINARY(a0) && F16_ORDINARY(a1)) {
+        return ((b0 >> 16) & 0x8000u) | F16_ROUND(a0) | (b1 & 0x80000000u) | (F16_ROUND(a1) << 16);
+    }
+    return f32_to_f16_any(v.x) | (f32_to_f16_any(v.y) << 16);
+}
+#else
 #define NARROW2(v) (NARROW((v).x) | (NARROW((v).y) << 16))
+#endif
 
 // LDW sets the uint w to the word of elements i and i+1 (i in the low
 // half): one load for i even, two neighbouring loads for i odd. Both
@@ -166,7 +201,7 @@ vec2 WIDEN2(uint w) {
     {                                                                   \
         uint st2_i_ = (i);                                              \
         if ((st2_i_ & 1u) == 0u) {                                      \
-            arr[st2_i_ >> 1] = NARROW(v0) | (NARROW(v1) << 16);         \
+            arr[st2_i_ >> 1] = NARROW2(vec2((v0), (v1)));               \
         } else {                                                        \
             ST(arr, st2_i_, v0);                                        \
             ST(arr, st2_i_ + 1u, v1);                                   \

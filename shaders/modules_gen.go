@@ -56,7 +56,7 @@ var sourceDigests = map[string]string{
 	"affine_bwd.glsl":             "26e36c4f0c0bb1d93c298093b39219d2e8a6f64c548f397d52304035fa13b20b",
 	"affine_fwd.glsl":             "f690856a7e0eb697db7841728526ad6d9a462ae931e612cf2e6c4bd4690c3701",
 	"chunks.glsl":                 "de82c632ed02f5a98a1e3bb3900b05e74bb4b7cc250fcd4b13ba8d64f9d21dc3",
-	"common.glsl":                 "86ffc7e5ed308c4c8db0359e7a9a1118e8571f5168ba9b86ea4a29f613414525",
+	"common.glsl":                 "7d621f79d15fa1b971b40e0f8f6af5adb46c90147e0b2704ba56fc83f0af75c7",
 	"copy.comp":                   "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
 	"empty.comp":                  "5b02b55551db6fd9f9061d4d3410eae8857acc399bcff2dff91a5ec1e071e810",
 	"givens.glsl":                 "715ee01dec822ea8164094663a18695c051e37dd694b0a25d3ba4e61342ececc",
