@@ -43,6 +43,12 @@ func TestConformance(t *testing.T) {
 	bench.TestBackend(t, gpu(t), testing.Short())
 }
 
+// TestSpecialValues: NaN, +Inf and -Inf in any input propagate as in
+// eager, and touch no other batch entry (bench.TestSpecialValues).
+func TestSpecialValues(t *testing.T) {
+	bench.TestSpecialValues(t, gpu(t))
+}
+
 func TestStatus(t *testing.T) {
 	b := New()
 	st := b.Status()

@@ -352,3 +352,17 @@ func TestKernelsEmulated(t *testing.T) {
 	e := &emuBackend{bin: bin, dir: t.TempDir(), occ: h200}
 	bench.TestBackend(t, e, true)
 }
+
+// TestSpecialValuesEmulated runs bench.TestSpecialValues on the kernels in
+// the host emulator: NaN, +Inf and -Inf in any input, through the chunked
+// paths (the H200's occupancy chunks T = 300 with few lanes).
+func TestSpecialValuesEmulated(t *testing.T) {
+	if st, ok := gpuStatus(); ok {
+		t.Skipf("a CUDA device is present (%s): TestSpecialValues runs the kernels on it", st)
+	}
+	if taggedBuild {
+		t.Skip("with the cuda tag, the GPU test TestSpecialValues covers this; this test runs in the untagged build")
+	}
+	bin := emulator(t)
+	bench.TestSpecialValues(t, &emuBackend{bin: bin, dir: t.TempDir(), occ: h200})
+}

@@ -53,6 +53,13 @@ __device__ __forceinline__ void chunk_map(const float (&cv)[S], const float (&vv
     }
 }
 
+// agg_ok reports whether a chunk's map (P, Q) composes with others as the
+// recurrence does: -Inf is an ordinary value in log space (a zero), NaN
+// and +Inf are not.
+__device__ __forceinline__ bool agg_ok(float P, float Q) {
+    return P == P && Q == Q && P < INFINITY && Q < INFINITY;
+}
+
 template <int DT>
 __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void* __restrict__ lv,
                                         void* __restrict__ h, i64 T, i64 D) {
@@ -87,8 +94,23 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
                 agg[(l.C + l.c) * TILE + l.j] = Q;
             }
             __syncthreads();
+            bool ok = true;
             for (int i = 0; i < l.c; i++) {
-                m = logaddexp(agg[i * TILE + l.j] + m, agg[(l.C + i) * TILE + l.j]);
+                const float Pi = agg[i * TILE + l.j], Qi = agg[(l.C + i) * TILE + l.j];
+                ok = ok && agg_ok(Pi, Qi);
+                m = logaddexp(Pi + m, Qi);
+            }
+            if (!ok && l.on) {
+                // Composing maps is exact algebra but not IEEE-identical to
+                // the recurrence once an aggregate is +Inf or NaN (it can
+                // form Inf - Inf where the sequential order never does): the
+                // carry-in is then the sequential walk of the earlier steps
+                // of the segment, from memory, so NaN and Inf come out as in
+                // the sequential reference.
+                m = carry;
+                for (i64 t = s0; t < t0; t++) {
+                    m = logaddexp(ld<DT>(lc, base + t * D) + m, ld<DT>(lv, vbase + (t + 1) * D));
+                }
             }
         }
         // Re-scan from the carry-in; h_t = exp(m_t) into vv.

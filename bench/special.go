@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/eager"
+)
+
+// TestSpecialValues puts NaN, +Inf and -Inf into one element of one batch
+// entry of one input (each input in turn) and checks that every output of
+// b agrees with eager: non-finite where eager's is (the same kind), finite
+// and within the gate elsewhere, so no other batch entry is touched. T =
+// 40 and 300 reach the chunked paths of the GPU kernels. It is the
+// contract's "NaN and Inf propagate as IEEE arithmetic says, on every
+// backend alike".
+func TestSpecialValues(t *testing.T, b scans.Backend) {
+	t.Helper()
+	ref := eager.New()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for _, c := range []struct {
+		op scans.Op
+		T  int
+	}{
+		{scans.OpLinearScan, 40}, {scans.OpLinearScan, 300}, {scans.OpParallelScanLog, 40}, {scans.OpParallelScanLog, 300},
+		{scans.OpMatrixScan, 40}, {scans.OpMatrixScan, 300}, {scans.OpMatrixAffineScan, 40},
+		{scans.OpMatrixAffineScan, 300}, {scans.OpGivensScan, 40},
+	} {
+		op := c.op
+		d := scans.Dims{B: 3, T: c.T, N: 3, K: 1, V: 1}
+		switch op {
+		case scans.OpMatrixScan:
+			d.K = 2
+		case scans.OpMatrixAffineScan:
+			d.K, d.V = 4, 2
+		case scans.OpGivensScan:
+			d.K = 4
+		}
+		for _, sp := range specials {
+			for draw := 0; draw < 6; draw++ {
+				dir := scans.Forward
+				if draw%2 == 1 {
+					dir = scans.Backward
+				}
+				rng := rand.New(rand.NewPCG(seed, uint64(len(op)*1000+draw)))
+				in, err := InputsInit(op, d, scans.F32, Typical, true, rng)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// One element of batch entry 1 of one input: the first
+				// input for the first pair of draws, then the others in
+				// turn (the initial state, when it is the one, is itself
+				// per batch entry).
+				x := in.Args[(draw/2)%len(in.Args)]
+				per := x.Len() / d.B
+				x.Set(per+rng.IntN(per), sp)
+				var h *scans.Host
+				if dir == scans.Backward {
+					out, err := Run(ref, op, scans.Forward, in, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					h = out[0]
+				}
+				want, err := Run(ref, op, dir, in, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := Run(b, op, dir, in, h)
+				if err != nil {
+					t.Fatalf("%s %s %v: %v", op, dir, sp, err)
+				}
+				atol, rtol := Gate(op, dir, scans.F32)
+				nonFinite := 0
+				for k := range want {
+					if want[k] == nil {
+						continue
+					}
+					w, g := want[k].Float32s(), got[k].Float32s()
+					bad := 0
+					for i := range w {
+						wf, gf := float64(w[i]), float64(g[i])
+						ok := false
+						if math.IsNaN(wf) || math.IsInf(wf, 0) {
+							nonFinite++
+						}
+						switch {
+						case math.IsNaN(wf):
+							ok = math.IsNaN(gf)
+						case math.IsInf(wf, 0):
+							ok = gf == wf
+						default:
+							ok = !math.IsNaN(gf) && math.Abs(gf-wf) <= atol+rtol*math.Abs(wf)
+						}
+						if !ok {
+							if bad < 3 {
+								t.Errorf("%s %s with %v: output %d element %d: got %v, want %v", op, dir, sp, k, i, gf, wf)
+							}
+							bad++
+						}
+					}
+				}
+				if nonFinite == 0 && math.IsNaN(float64(sp)) && draw < 2 {
+					t.Errorf("%s %s with %v: no output is non-finite; the special value was not exercised", op, dir, sp)
+				}
+			}
+		}
+	}
+}
