@@ -238,7 +238,7 @@ func blockLayout(B, T, N, K, V int, backward bool, maxWG, maxShared int) (wg, ch
 const (
 	maxGivensChunkedK       = 8
 	givensMinChunk          = 16
-	givensTargetInvocations = 1 << 17
+	givensTargetInvocations = 1 << 12
 )
 
 func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {

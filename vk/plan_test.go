@@ -173,8 +173,8 @@ func TestGivensLayout(t *testing.T) {
 		B, T, N, K, shared int
 		wg, chunks         int
 	}{
-		{32, 4096, 128, 8, 48 << 10, 32, 32}, // large: 4096 lanes*32 chunks = 2^17
-		{16, 1024, 8, 8, 48 << 10, 64, 64},   // long-T: 64 chunks of 16 steps
+		{32, 4096, 128, 8, 48 << 10, 32, 1},  // large: 4096 lanes fill the target unchunked
+		{16, 1024, 8, 8, 48 << 10, 32, 32},   // long-T: 128 lanes x 32 chunks of 32 steps
 		{16, 1024, 8, 8, 16 << 10, 32, 32},   // long-T in 16 KiB: 32 aggregates of 8x8 + 8
 		{128, 64, 8, 8, 48 << 10, 32, 4},     // lab: 4 chunks of 16 steps, 8 lanes per workgroup
 		{3, 1000, 5, 2, 16 << 10, 32, 32},    // 32 chunks of 32 steps
