@@ -30,6 +30,10 @@
 // inf - inf), so if any aggregate of the workgroup is not finite, the
 // workgroup reruns pass 2 with one chunk per lane covering all of T (the
 // chunk-0 slots) from the true initial state: the sequential recurrence.
+// So it does when a carry-in is not finite after the fold (an infinite
+// h0, or an overflow): the chunk's steps would meet it where the
+// recurrence meets it, but the later chunks would get it through a finite
+// aggregate once instead of step by step. The vote costs no extra barrier.
 //
 // Bank conflicts: a slot's block of STRIDE words is padded to an odd
 // multiple of V, so that the slots of a warp (at most 32/V of them with
@@ -66,6 +70,7 @@ shared uint sh_len[SLOTS];
 shared uint sh_t0[SLOTS];
 shared uint sh_lane[SLOTS];
 shared uint sh_bad;  // some aggregate of the workgroup is not finite
+shared uint sh_bad_carry;  // some carry-in of the workgroup is not finite
 
 struct Col {
     bool live;

@@ -77,6 +77,7 @@ void main() {
     set_slots(false);
     if (gl_LocalInvocationID.x == 0u) {
         sh_bad = 0u;
+        sh_bad_carry = 0u;
     }
     uint mylen = r.live ? r.t1 - r.t0 : 0u;
     for (uint i = 0u; i < K; i++) {
@@ -165,8 +166,23 @@ void main() {
                     u[i] = g[i];
                 }
             }
+            bool bad = false;
+            for (uint i = 0u; i < K; i++) {
+                bad = bad || !finite(u[i]);
+            }
+            if (bad) {
+                atomicOr(sh_bad_carry, 1u);
+            }
         }
         barrier(); // the aggregates are read: pass 2 reuses the area
+        if (!seq && sh_bad_carry != 0u) {
+            // A carry-in is not finite: the sequential recurrence from the
+            // end.
+            seq = true;
+            for (uint i = 0u; i < K; i++) {
+                u[i] = 0.0;
+            }
+        }
         if (seq) {
             set_slots(true);
             mylen = (r.live && r.j == 0u) ? pc.T : 0u;

@@ -15,6 +15,7 @@ void main() {
     set_slots(false);
     if (gl_LocalInvocationID.x == 0u) {
         sh_bad = 0u;
+        sh_bad_carry = 0u;
     }
     uint mylen = r.live ? r.t1 - r.t0 : 0u;
     if (CHUNKS > 1u) {
@@ -103,8 +104,22 @@ void main() {
                     h[i] = hn[i];
                 }
             }
+            bool bad = false;
+            for (uint i = 0u; i < K; i++) {
+                bad = bad || !finite(h[i]);
+            }
+            if (bad) {
+                atomicOr(sh_bad_carry, 1u);
+            }
         }
         barrier(); // the aggregates are read: pass 2 reuses the area
+        if (!seq && sh_bad_carry != 0u) {
+            // A carry-in is not finite: the sequential recurrence from h0.
+            seq = true;
+            for (uint i = 0u; i < K; i++) {
+                h[i] = (HAS_INIT && r.live) ? LD(H0_, pc.off[2] + r.lane * KV + i * V + r.c) : 0.0;
+            }
+        }
         if (seq) {
             set_slots(true);
             mylen = (r.live && r.j == 0u) ? pc.T : 0u;

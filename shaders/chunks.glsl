@@ -183,11 +183,17 @@ uint segments() {
 // Whether a chunk aggregate can be composed with others. Composition is
 // exact algebra but not IEEE-identical to the sequential recurrence once an
 // aggregate is infinite or NaN: it can form inf - inf where the sequential
-// order never does. Each kernel defines it. When an aggregate of a segment
-// fails it, every invocation of the channel walks the whole segment
-// sequentially from the segment's carry, reading from memory and storing
-// only its own steps, so that NaN and Inf propagate exactly as in the
-// sequential reference.
+// order never does. Each kernel defines it. The same holds for a carry
+// (the segment's, or one folded up to a chunk) that is not finite: an
+// infinite h0, or an Inf left by an earlier segment, goes through the
+// chunk's finite aggregate once, where the recurrence would meet it at
+// every step. When an aggregate of a segment or a carry of its fold fails
+// the test (agg_okv(x, x) for a carry x), every invocation of the channel
+// walks the whole segment sequentially from the segment's carry, reading
+// from memory and storing only its own steps, so that NaN and Inf
+// propagate exactly as in the sequential reference. The fold is the same
+// arithmetic in every invocation of the channel, so they all take the same
+// branch; the check costs one test per chunk and segment, none per step.
 #ifndef CUSTOM_AGGREGATES
 bool agg_ok(float p, float q);
 #if defined(DT_F32)

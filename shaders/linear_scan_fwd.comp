@@ -56,7 +56,7 @@ void main() {
             for (uint k = 0u; k < CHUNKS; k++) {
                 VAL pk = sh_p[k * TILE + l.c];
                 VAL qk = sh_q[k * TILE + l.c];
-                ok = ok && agg_okv(pk, qk);
+                ok = ok && agg_okv(pk, qk) && agg_okv(x, x);
                 if (k == l.j) {
                     h = x;
                 }

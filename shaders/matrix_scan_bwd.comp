@@ -108,7 +108,8 @@ void main() {
                 uint o = 6u * ((k - 1u) * TILE + l.c);
                 float m00 = sh_agg[o], m01 = sh_agg[o + 1u], m10 = sh_agg[o + 2u], m11 = sh_agg[o + 3u];
                 float r0 = sh_agg[o + 4u], r1 = sh_agg[o + 5u];
-                ok = ok && finite(m00) && finite(m01) && finite(m10) && finite(m11) && finite(r0) && finite(r1);
+                ok = ok && finite(m00) && finite(m01) && finite(m10) && finite(m11) && finite(r0) && finite(r1)
+                    && finite(x0) && finite(x1);
                 if (k - 1u == l.j) {
                     u0 = x0;
                     u1 = x1;

@@ -83,7 +83,8 @@ void main() {
                 uint o = 6u * (k * TILE + l.c);
                 float q00 = sh_agg[o], q01 = sh_agg[o + 1u], q10 = sh_agg[o + 2u], q11 = sh_agg[o + 3u];
                 float q0 = sh_agg[o + 4u], q1 = sh_agg[o + 5u];
-                ok = ok && finite(q00) && finite(q01) && finite(q10) && finite(q11) && finite(q0) && finite(q1);
+                ok = ok && finite(q00) && finite(q01) && finite(q10) && finite(q11) && finite(q0) && finite(q1)
+                    && finite(x0) && finite(x1);
                 if (k == l.j) {
                     h0 = x0;
                     h1 = x1;

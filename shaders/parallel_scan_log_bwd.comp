@@ -93,7 +93,7 @@ void main() {
             for (uint k = CHUNKS; k > 0u; k--) {
                 VAL pk = sh_p[(k - 1u) * TILE + l.c];
                 VAL qk = sh_q[(k - 1u) * TILE + l.c];
-                ok = ok && agg_okv(pk, qk);
+                ok = ok && agg_okv(pk, qk) && agg_okv(x, x);
                 if (k - 1u == l.j) {
                     u = x;
                 }

@@ -61,7 +61,7 @@ void main() {
             for (uint k = 0u; k < CHUNKS; k++) {
                 VAL sk = sh_p[k * TILE + l.c];
                 VAL qk = sh_q[k * TILE + l.c];
-                ok = ok && agg_okv(sk, qk);
+                ok = ok && agg_okv(sk, qk) && agg_okv(x, x);
                 if (k == l.j) {
                     lh = x;
                 }
