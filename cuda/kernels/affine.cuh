@@ -30,9 +30,12 @@
 // P_c = A_{t1-1} ... A_{t0} (started from the identity). The aggregates go
 // to shared memory (C * W * (K*K + K*V) floats, dynamic); after one barrier
 // each chunk folds those before it, H = P_i H + Q_i from H0, and pass 2
-// re-scans its chunk from that carry and stores. Carrying P costs
-// K * ceil(K/V) registers, so chunking is compiled in only where that is
-// at most 64 (AFFINE_CHUNKABLE); elsewhere the host always passes C = 1.
+// re-scans its chunk from that carry and stores (where that carry is not
+// finite, it is taken from the sequential recurrence over the steps before
+// the chunk instead, so that NaN and Inf come out as in the sequential
+// reference). Carrying P costs K * ceil(K/V) registers, so chunking is
+// compiled in only where that is at most 64 (AFFINE_CHUNKABLE); elsewhere
+// the host always passes C = 1.
 // The backward chunks the same way (see affine_bwd).
 #pragma once
 #include "common.cuh"
@@ -314,6 +317,42 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 #pragma unroll
             for (int r = 0; r < K; r++) {
                 h[r] = nh[r];
+            }
+        }
+        // Composing the chunks' maps is exact algebra but not
+        // IEEE-identical to the recurrence once a value is infinite or NaN
+        // (Inf - Inf, 0 * Inf come in another order). An fma with a
+        // non-finite operand is not finite, and a non-finite entry of h
+        // reaches every entry in the next fold, so a finite carry-in means
+        // H0 and every aggregate folded were finite. Otherwise the carry-in
+        // is the sequential walk of steps 0..t0-1 from H0, from memory, with
+        // the re-scan's arithmetic below.
+        bool fin = true;
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            fin = fin && fabsf(h[i]) < INFINITY;
+        }
+        if (!fin) {
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                h[i] = H0 != nullptr ? ld<DT>(H0, lane * (K * V) + i * V + j) : 0.0f;
+            }
+            i64 wb = b * T * N + n;
+            for (i64 t = 0; t < t0; t++, wb += N) {
+                float out[K];
+#pragma unroll
+                for (int i = 0; i < K; i++) {
+                    float s = ld<DT>(X, wb * (K * V) + j + i * V);
+#pragma unroll
+                    for (int l = 0; l < K; l++) {
+                        s = fmaf(ld<DT>(A, wb * (K * K) + i * K + l), h[l], s);
+                    }
+                    out[i] = s;
+                }
+#pragma unroll
+                for (int i = 0; i < K; i++) {
+                    h[i] = out[i];
+                }
             }
         }
     }

@@ -18,7 +18,10 @@
 // C (in parallel_scan_log's forward, whose fold steps are dearer: the last
 // chunk's final state, passed through shared memory) is the next
 // segment's carry. Two barriers per segment; C = 1 has none. No block
-// waits on another.
+// waits on another. Folding aggregates is exact algebra but not
+// IEEE-identical to the recurrence once a value is infinite or NaN: where
+// a fold is not finite, the kernels take the sequential recurrence from
+// memory instead, so NaN and Inf come out as in the sequential reference.
 //
 // Whole chunks (all S steps inside T, the lane inside D: every chunk but
 // the last of T, the same for a whole warp but at the edge of D) load and
@@ -63,6 +66,9 @@ __device__ __forceinline__ Lane lane_of(i64 T, i64 D) {
     }
     return l;
 }
+
+// is_finite is false for +-Inf and NaN.
+__device__ __forceinline__ bool is_finite(float x) { return fabsf(x) < INFINITY; }
 
 // steps_in is how many of the S steps from t0 a lane's chunk really has:
 // 0 for a lane past D, fewer than S at the end of T.

@@ -42,8 +42,31 @@ __device__ __forceinline__ void linear_fwd(const void* __restrict__ a, const voi
             for (int i = l.c; i < l.C; i++) {
                 next = fmaf(agg[i * TILE + l.j], next, agg[(l.C + i) * TILE + l.j]);
             }
-            carry = next;
             __syncthreads();  // the aggregates are rewritten by the next segment
+            if (!is_finite(next) && l.on) {
+                // Composing maps is exact algebra but not IEEE-identical to
+                // the recurrence once a value is infinite or NaN (P Inf and
+                // Q - Inf, 0 * Inf, in another order). An fma with any
+                // non-finite operand is not finite, so a finite fold of all
+                // C means every aggregate and the carry were finite.
+                // Otherwise the thread walks the whole segment sequentially
+                // from memory, with the re-scan's arithmetic, storing its
+                // chunk's steps: NaN and Inf come out as in the sequential
+                // reference, and the next carry too. (It stores from memory
+                // rather than re-scanning the registers, so that no register
+                // array is live across it.)
+                const i64 te = s0 + span < T ? s0 + span : T;
+                float m = carry;
+                for (i64 t = s0; t < te; t++) {
+                    m = fmaf(ld<DT>(a, base + t * D), m, ld<DT>(b, base + t * D));
+                    if (t >= t0 && t < t0 + n) {
+                        st<DT>(h, base + t * D, m);
+                    }
+                }
+                carry = m;
+                continue;
+            }
+            carry = next;
         }
         // Re-scan the registers from the carry-in (into bv) and store.
 #pragma unroll
@@ -105,8 +128,30 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
             for (int i = l.c; i >= 0; i--) {
                 next = fmaf(agg[i * TILE + l.j], next, agg[(l.C + i) * TILE + l.j]);
             }
-            carry = next;
             __syncthreads();
+            if (!is_finite(next) && l.on) {
+                // As in the forward: a non-finite fold means the thread walks
+                // the whole segment sequentially (from its end, in reverse)
+                // from memory, storing its chunk's steps, and carries the
+                // walk's result to the next segment.
+                const i64 te = s0 + span < T ? s0 + span : T;
+                float m = carry;
+                for (i64 t = te - 1; t >= s0; t--) {
+                    const i64 e = base + t * D;
+                    const float G = ld<DT>(dh, e) + m;
+                    if (t >= t0 && t < t0 + n) {
+                        st<DT>(db, e, G);
+                        st<DT>(da, e, G * (t == 0 ? hinit : ld<DT>(h, e - D)));
+                    }
+                    m = ld<DT>(a, e) * G;
+                }
+                carry = m;
+                if (s0 == 0 && l.c == 0 && dh0 != nullptr) {
+                    st<DT>(dh0, l.b * D + l.d, m);
+                }
+                continue;
+            }
+            carry = next;
         }
         // G_t into dv, G_t h_{t-1} into hv.
 #pragma unroll

@@ -222,6 +222,35 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
             st<DT>(dlv, vbase, pv[0]);
         }
     }
+    if (l.C > 1 && l.on && !is_finite(carry)) {
+        // The linear maps compose as the recurrence does only while
+        // everything is finite (Inf - Inf, 0 * Inf otherwise come in
+        // another order). An fma with a non-finite operand is not finite,
+        // and so is the carry after it, in every later segment: a finite
+        // final carry means every fold was of finite values. Otherwise the
+        // lane is redone by the sequential recurrence from the end, from
+        // memory, with the re-scan's arithmetic: every thread of the lane
+        // walks all of T and rewrites its own chunks' steps (program order
+        // puts these stores after its own above; no barrier is left), so
+        // NaN and Inf come out as in the sequential reference. Out of the
+        // segment loop, the fast path keeps its registers.
+        float g = 0.0f;
+        for (i64 t = T - 1; t >= 0; t--) {
+            const i64 e = base + t * D, ev = vbase + (t + 1) * D;
+            const float G = ld<DT>(dh, e) + g;
+            const float c2 = ld<DT>(lc, e) * LOG2E;
+            if ((int)((t / SEG_BWD) % l.C) == l.c) {
+                const float lp = t == 0 ? lv0b : lg2_full(ld<DT>(h, e - D));
+                const float dl = G * ex2_fast(c2 + lp);
+                st<DT>(dlv, ev, G * exp_fast(ld<DT>(lv, ev)));
+                st<DT>(dlc, e, dl);
+                if (t == 0) {
+                    st<DT>(dlv, vbase, dl);
+                }
+            }
+            g = ex2_fast(c2) * G;
+        }
+    }
 }
 
 #define PARALLEL_SCAN_LOG(NAME, DT)                                                              \
