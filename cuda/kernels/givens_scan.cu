@@ -212,13 +212,42 @@ __device__ __forceinline__ float gv_rotate2(const GvLane<K>& L, const GvAngles& 
     return L.has2 ? r : y;
 }
 
+// The ring holds elements as loaded (raw 16-bit words for f16 and bf16)
+// and widens them where a step uses them: a widening right after its load
+// would make the thread wait for the load there, and the ring's loads
+// would no longer be in flight while the steps before them run.
+template <int DT>
+struct GvRaw {
+    typedef unsigned short type;
+};
+template <>
+struct GvRaw<DT_F32> {
+    typedef float type;
+};
+
+// gv_ld loads element i of p as it is stored.
+template <int DT>
+__device__ __forceinline__ typename GvRaw<DT>::type gv_ld(const void* __restrict__ p, i64 i) {
+    return __ldg((const typename GvRaw<DT>::type*)p + i);
+}
+
+// gv_wide widens a loaded element to f32 (exactly).
+template <int DT>
+__device__ __forceinline__ float gv_wide(float v) {
+    return v;
+}
+template <int DT>
+__device__ __forceinline__ float gv_wide(unsigned short v) {
+    return DT == DT_F16 ? f16_to_f32(v) : bf16_to_f32(v);
+}
+
 // gv_all_fast reports whether every angle of a ring takes the fast sincos.
-template <int D>
-__device__ __forceinline__ bool gv_all_fast(const float (&th)[D]) {
+template <int DT, int D, typename R>
+__device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
     bool fast = true;
 #pragma unroll
     for (int d = 0; d < D; d++) {
-        fast &= fabsf(th[d]) <= GV_FAST_ANGLE;
+        fast &= fabsf(gv_wide<DT>(th[d])) <= GV_FAST_ANGLE;
     }
     return fast;
 }
@@ -236,7 +265,8 @@ struct GvFwd {
     GvLane<K> L;
     bool hasth;
     i64 es, as, eL, aL, eS;
-    float rth[D], rsg[D], rx[D];
+    typedef typename GvRaw<DT>::type R;
+    R rth[D], rsg[D], rx[D];
     float y;
 
     __device__ __forceinline__ GvFwd(const void* th_, const void* sg_, const void* x_, const void* h0, void* h_,
@@ -259,9 +289,9 @@ struct GvFwd {
     }
 
     __device__ __forceinline__ void load(int d) {
-        rth[d] = hasth ? ld<DT>(theta, aL) : 0.0f;
-        rsg[d] = ld<DT>(sigma, eL);
-        rx[d] = ld<DT>(x, eL);
+        rth[d] = hasth ? gv_ld<DT>(theta, aL) : R(0);
+        rsg[d] = gv_ld<DT>(sigma, eL);
+        rx[d] = gv_ld<DT>(x, eL);
         eL += es;
         aL += as;
     }
@@ -276,7 +306,7 @@ struct GvFwd {
 #pragma unroll
         for (int d = 0; d < D; d++) {
             if (!TAIL || d < left) {
-                const float th = rth[d], sg = rsg[d], xv = rx[d];
+                const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), xv = gv_wide<DT>(rx[d]);
                 if (!TAIL || d + D < left) {
                     load(d);
                 }
@@ -300,7 +330,7 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
     GvFwd<DT, K> f(theta, sigma, x, h0, h, T, N);
     i64 t0 = 0;
     for (; T - t0 >= 2 * D; t0 += D) {
-        if (gv_all_fast(f.rth)) {
+        if (gv_all_fast<DT>(f.rth)) {
             f.template steps<false, true>(0);
         } else {
             f.template steps<false, false>(0);
@@ -343,8 +373,9 @@ struct GvBwd {
     GvLane<K> L;
     bool hasth;
     i64 es, as, eL, aL, eS, aS;
-    float hinit;
-    float rth[D], rsg[D], rhp[D], rdh[D];
+    typedef typename GvRaw<DT>::type R;
+    R hinit;
+    R rth[D], rsg[D], rhp[D], rdh[D];
     float carry;
 
     __device__ __forceinline__ GvBwd(const void* th_, const void* sg_, const void* h0, const void* h_,
@@ -357,7 +388,7 @@ struct GvBwd {
         eL = eS = blk0 * K + L.j + (T - 1) * es;
         aS = blk0 * (K - 1) + (T - 1) * as;
         aL = aS + L.j;
-        hinit = h0 != nullptr ? ld<DT>(h0, L.lane * K + L.j) : 0.0f;
+        hinit = h0 != nullptr ? gv_ld<DT>(h0, L.lane * K + L.j) : R(0);  // R(0) is +0 in every type
         carry = 0.0f;
 #pragma unroll
         for (int d = 0; d < D; d++) {
@@ -369,10 +400,10 @@ struct GvBwd {
 
     // load reads the next step into slot d; prev: whether it has t > 0.
     __device__ __forceinline__ void load(int d, bool prev) {
-        rth[d] = hasth ? ld<DT>(theta, aL) : 0.0f;
-        rsg[d] = ld<DT>(sigma, eL);
-        rhp[d] = prev ? ld<DT>(h, eL - es) : hinit;
-        rdh[d] = ld<DT>(dh, eL);
+        rth[d] = hasth ? gv_ld<DT>(theta, aL) : R(0);
+        rsg[d] = gv_ld<DT>(sigma, eL);
+        rhp[d] = prev ? gv_ld<DT>(h, eL - es) : hinit;
+        rdh[d] = gv_ld<DT>(dh, eL);
         eL -= es;
         aL -= as;
     }
@@ -385,7 +416,8 @@ struct GvBwd {
 #pragma unroll
         for (int d = 0; d < D; d++) {
             if (!TAIL || d < left) {
-                const float th = rth[d], sg = rsg[d], hp = rhp[d], dhv = rdh[d];
+                const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), hp = gv_wide<DT>(rhp[d]),
+                            dhv = gv_wide<DT>(rdh[d]);
                 if (!TAIL || d + D < left) {
                     load(d, !TAIL || d + D < left - 1);
                 }
@@ -436,7 +468,7 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
     GvBwd<DT, K> b(theta, sigma, h0, h, dh, dtheta, dsigma, dx, T, N);
     i64 r0 = 0;
     for (; T - r0 >= 2 * D + 1; r0 += D) {
-        if (gv_all_fast(b.rth)) {
+        if (gv_all_fast<DT>(b.rth)) {
             b.template steps<false, true>(0);
         } else {
             b.template steps<false, false>(0);

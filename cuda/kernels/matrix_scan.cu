@@ -66,6 +66,16 @@ __device__ __forceinline__ MsLane ms_lane(i64 N) {
 
 __device__ __forceinline__ bool ms_finite(float x) { return fabsf(x) <= 3.402823466e38f; }
 
+// ms_wide widens a 16-bit element of type DT; ms_narrow rounds to it.
+template <int DT>
+__device__ __forceinline__ float ms_wide(unsigned short v) {
+    return DT == DT_F16 ? f16_to_f32(v) : bf16_to_f32(v);
+}
+template <int DT>
+__device__ __forceinline__ unsigned int ms_narrow(float v) {
+    return DT == DT_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+}
+
 // ms_ld4 reads the 2x2 block of A at element offset i (a multiple of 4, so
 // 16-byte aligned for f32) row-major into a.
 template <int DT>
@@ -77,8 +87,11 @@ __device__ __forceinline__ void ms_ld4(const void* __restrict__ p, i64 i, float*
         a[2] = v.z;
         a[3] = v.w;
     } else {
+        // One 8-byte load of the four 16-bit elements (element i + e in
+        // bits 16e..16e+15), widened after it.
+        const unsigned long long w = __ldg((const unsigned long long*)((const unsigned short*)p + i));
         for (int e = 0; e < 4; e++) {
-            a[e] = ld<DT>(p, i + e);
+            a[e] = ms_wide<DT>((unsigned short)(w >> (16 * e)));
         }
     }
 }
@@ -94,8 +107,15 @@ __device__ __forceinline__ void ms_ld2(const void* __restrict__ p, i64 i, float&
         return;
     }
 #endif
-    x0 = ld<DT>(p, i);
-    x1 = ld<DT>(p, i + 1);
+    if (DT == DT_F32) {
+        x0 = ld<DT>(p, i);
+        x1 = ld<DT>(p, i + 1);
+    } else {
+        // One 4-byte load of both 16-bit elements.
+        const unsigned int w = __ldg((const unsigned int*)((const unsigned short*)p + i));
+        x0 = ms_wide<DT>((unsigned short)w);
+        x1 = ms_wide<DT>((unsigned short)(w >> 16));
+    }
 }
 
 // ms_st2 stores the 2-vector (x0, x1) at element offset i (even).
@@ -107,8 +127,12 @@ __device__ __forceinline__ void ms_st2(void* __restrict__ p, i64 i, float x0, fl
         return;
     }
 #endif
-    st<DT>(p, i, x0);
-    st<DT>(p, i + 1, x1);
+    if (DT == DT_F32) {
+        st<DT>(p, i, x0);
+        st<DT>(p, i + 1, x1);
+    } else {
+        *(unsigned int*)((unsigned short*)p + i) = ms_narrow<DT>(x0) | (ms_narrow<DT>(x1) << 16);
+    }
 }
 
 // ms_st4 stores the 2x2 block (row-major) at element offset i (a multiple
@@ -124,10 +148,9 @@ __device__ __forceinline__ void ms_st4(void* __restrict__ p, i64 i, float a0, fl
         v.w = a3;
         *(float4*)((float*)p + i) = v;
     } else {
-        st<DT>(p, i, a0);
-        st<DT>(p, i + 1, a1);
-        st<DT>(p, i + 2, a2);
-        st<DT>(p, i + 3, a3);
+        const unsigned long long lo = ms_narrow<DT>(a0) | (ms_narrow<DT>(a1) << 16);
+        const unsigned long long hi = ms_narrow<DT>(a2) | (ms_narrow<DT>(a3) << 16);
+        *(unsigned long long*)((unsigned short*)p + i) = lo | (hi << 32);
     }
 }
 
