@@ -1,6 +1,5 @@
-// Body of the matrix_affine_scan forward kernel (layout and staging: see
-// affine.glsl). A staged block holds A_t (k*k words) then X_t (k*v words);
-// pass 2 overwrites X_t with H_t and stores it.
+// Body of the block forward kernel (see affine.glsl); included by
+// matrix_affine_scan_fwd.comp and matrix_scan_fwd.comp.
 
 IN_BUFFER(0, A_)
 IN_BUFFER(1, X_)
@@ -12,15 +11,8 @@ void main() {
     float h[K];
     float hn[K];
     bool seq = false;
-    set_slots(false);
-    if (gl_LocalInvocationID.x == 0u) {
-        sh_bad = 0u;
-        sh_bad_carry = 0u;
-    }
-    uint mylen = r.live ? r.t1 - r.t0 : 0u;
     if (CHUNKS > 1u) {
-        // Pass 1: the chunk's map h -> P h + S, S (this column) from a
-        // zero carry and the owned columns of P.
+        // Pass 1: S (this column) and the owned columns of P over the chunk.
         float p[NP * K];
         for (uint q = 0u; q < NP; q++) {
             for (uint i = 0u; i < K; i++) {
@@ -30,126 +22,86 @@ void main() {
         for (uint i = 0u; i < K; i++) {
             h[i] = 0.0;
         }
-        uint nseg = segments(false);
-        for (uint seg = 0u; seg < nseg; seg++) {
-            barrier();
-            STAGE_IN(A_, pc.off[0], KK, 0u, seg)
-            STAGE_IN(X_, pc.off[1], KV, KK, seg)
-            barrier();
-            for (uint s = 0u; s < STEPS; s++) {
-                if (seg * STEPS + s < mylen) {
-                    uint o = blk(s, r.slot);
+        if (r.live) {
+            for (uint t = r.t0; t < r.t1; t++) {
+                uint ai = pc.off[0] + a_index(r, t);
+                uint xi = x_index(r, t) + r.c;
+                for (uint i = 0u; i < K; i++) {
+                    float acc = LD(X_, pc.off[1] + xi + i * V);
+                    for (uint m = 0u; m < K; m++) {
+                        acc += LD(A_, ai + i * K + m) * h[m];
+                    }
+                    hn[i] = acc;
+                }
+                for (uint i = 0u; i < K; i++) {
+                    h[i] = hn[i];
+                }
+                for (uint q = 0u; q < NP; q++) {
                     for (uint i = 0u; i < K; i++) {
-                        float acc = sh[o + KK + i * V + r.c];
+                        float acc = 0.0;
                         for (uint m = 0u; m < K; m++) {
-                            acc += sh[o + i * K + m] * h[m];
+                            acc += LD(A_, ai + i * K + m) * p[q * K + m];
                         }
                         hn[i] = acc;
                     }
                     for (uint i = 0u; i < K; i++) {
-                        h[i] = hn[i];
-                    }
-                    for (uint q = 0u; q < NP; q++) {
-                        for (uint i = 0u; i < K; i++) {
-                            float acc = 0.0;
-                            for (uint m = 0u; m < K; m++) {
-                                acc += sh[o + i * K + m] * p[q * K + m];
-                            }
-                            hn[i] = acc;
-                        }
-                        for (uint i = 0u; i < K; i++) {
-                            p[q * K + i] = hn[i];
-                        }
+                        p[q * K + i] = hn[i];
                     }
                 }
             }
         }
-        barrier();
-        bool bad = false;
         for (uint i = 0u; i < K; i++) {
-            sh[s_slot(r.slot, r.c) + i] = h[i];
-            bad = bad || !finite(h[i]);
+            sh_S[s_slot(r, r.j) + i] = h[i];
         }
         for (uint q = 0u; q < NP; q++) {
             uint m = r.c + q * V;
             if (m < K) {
                 for (uint i = 0u; i < K; i++) {
-                    sh[p_slot(r.slot) + i * K + m] = p[q * K + i];
-                    bad = bad || !finite(p[q * K + i]);
+                    sh_P[p_slot(r, r.j) + i * K + m] = p[q * K + i];
                 }
             }
         }
-        if (bad) {
-            atomicOr(sh_bad, 1u);
-        }
         barrier();
-        seq = sh_bad != 0u;
+        if (!aggregates_finite(r)) {
+            seq = true;
+            r.live = r.live && r.j == 0u;
+            r.t0 = 0u;
+            r.t1 = pc.T;
+        }
+    }
+    if (!r.live) {
+        return;
     }
     for (uint i = 0u; i < K; i++) {
-        h[i] = (HAS_INIT && r.live) ? LD(H0_, pc.off[2] + r.lane * KV + i * V + r.c) : 0.0;
+        h[i] = HAS_INIT ? LD(H0_, pc.off[2] + init_index(r) + i * V + r.c) : 0.0;
     }
-    if (CHUNKS > 1u) {
-        if (!seq) {
-            // Carry-in: fold the aggregates of the earlier chunks.
-            for (uint k = 0u; k < r.j; k++) {
-                uint sk = k * LPW + r.local;
-                for (uint i = 0u; i < K; i++) {
-                    float acc = sh[s_slot(sk, r.c) + i];
-                    for (uint m = 0u; m < K; m++) {
-                        acc += sh[p_slot(sk) + i * K + m] * h[m];
-                    }
-                    hn[i] = acc;
-                }
-                for (uint i = 0u; i < K; i++) {
-                    h[i] = hn[i];
-                }
-            }
-            bool bad = false;
+    if (CHUNKS > 1u && !seq) {
+        for (uint k = 0u; k < r.j; k++) {
             for (uint i = 0u; i < K; i++) {
-                bad = bad || !finite(h[i]);
+                float acc = sh_S[s_slot(r, k) + i];
+                for (uint m = 0u; m < K; m++) {
+                    acc += sh_P[p_slot(r, k) + i * K + m] * h[m];
+                }
+                hn[i] = acc;
             }
-            if (bad) {
-                atomicOr(sh_bad_carry, 1u);
-            }
-        }
-        barrier(); // the aggregates are read: pass 2 reuses the area
-        if (!seq && sh_bad_carry != 0u) {
-            // A carry-in is not finite: the sequential recurrence from h0.
-            seq = true;
             for (uint i = 0u; i < K; i++) {
-                h[i] = (HAS_INIT && r.live) ? LD(H0_, pc.off[2] + r.lane * KV + i * V + r.c) : 0.0;
+                h[i] = hn[i];
             }
-        }
-        if (seq) {
-            set_slots(true);
-            mylen = (r.live && r.j == 0u) ? pc.T : 0u;
         }
     }
-    // Pass 2: the scan from the carry-in, H_t replacing X_t in the
-    // staging area, then stored.
-    uint nseg = segments(seq);
-    for (uint seg = 0u; seg < nseg; seg++) {
-        barrier();
-        STAGE_IN(A_, pc.off[0], KK, 0u, seg)
-        STAGE_IN(X_, pc.off[1], KV, KK, seg)
-        barrier();
-        for (uint s = 0u; s < STEPS; s++) {
-            if (seg * STEPS + s < mylen) {
-                uint o = blk(s, r.slot);
-                for (uint i = 0u; i < K; i++) {
-                    float acc = sh[o + KK + i * V + r.c];
-                    for (uint m = 0u; m < K; m++) {
-                        acc += sh[o + i * K + m] * h[m];
-                    }
-                    hn[i] = acc;
-                }
-                for (uint i = 0u; i < K; i++) {
-                    h[i] = hn[i];
-                    sh[o + KK + i * V + r.c] = h[i];
-                }
+    for (uint t = r.t0; t < r.t1; t++) {
+        uint ai = pc.off[0] + a_index(r, t);
+        uint xi = x_index(r, t) + r.c;
+        for (uint i = 0u; i < K; i++) {
+            float acc = LD(X_, pc.off[1] + xi + i * V);
+            for (uint m = 0u; m < K; m++) {
+                acc += LD(A_, ai + i * K + m) * h[m];
             }
+            hn[i] = acc;
         }
-        barrier();
-        STAGE_OUT(H_, pc.off[3], KV, PAIR, KK, seg)
+        for (uint i = 0u; i < K; i++) {
+            h[i] = hn[i];
+            ST(H_, pc.off[3] + xi + i * V, h[i]);
+        }
     }
 }

@@ -2,6 +2,5 @@
 #extension GL_GOOGLE_include_directive : require
 // matrix_affine_scan backward (see affine_bwd.glsl).
 #include "common.glsl"
-#define STAGED_WORDS (K * K + 2u * K * V)
 #include "affine.glsl"
 #include "affine_bwd.glsl"

@@ -3,6 +3,5 @@
 // matrix_affine_scan forward: H_t = A_t H_{t-1} + X_t per kxv block,
 // H_{-1} = H0 or 0.
 #include "common.glsl"
-#define STAGED_WORDS (K * K + K * V)
 #include "affine.glsl"
 #include "affine_fwd.glsl"

@@ -52,9 +52,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                 "fb51f99a650bba226bf6024353dbabbaa491b7475cdbcabb663d81952b30ddd2",
-	"affine_bwd.glsl":             "4e9e0594687d3db35936686b1e58c3adf4f506bff701b1c7a2259999bb3b1bf8",
-	"affine_fwd.glsl":             "1e8192a538aeb147814bd9aff39c2074e7db2514190822e35f819cb3ea58765e",
+	"affine.glsl":                 "6fe7f3c29dc080115a859dea185e46ee5d1e5eb288f7b0f899a13058ed2870b2",
+	"affine_bwd.glsl":             "2b8fe98756cb755ea811ff69fec8ac9cdb19f1dd0a862648d7e5064efe83117f",
+	"affine_fwd.glsl":             "b2a5d76afef249d0b9e67277fa0fa65ca714088f87ceeb6c496b51eab87d67cf",
 	"chunks.glsl":                 "1ad67a30d727fc1fb69eb0eec8672b141f746526b65e8a7ab735fc96cea0d11e",
 	"common.glsl":                 "7d621f79d15fa1b971b40e0f8f6af5adb46c90147e0b2704ba56fc83f0af75c7",
 	"copy.comp":                   "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
@@ -65,8 +65,8 @@ var sourceDigests = map[string]string{
 	"linear_scan_bwd.comp":        "fd2f775010f5953b268bc7070a5a96a6c83f8d87ed49e87a43d29e8070e5c5fe",
 	"linear_scan_fwd.comp":        "32cc18cabe764dfabb7f5307555c17223e6c2cf0d3e81f5357dae6b3e2344fcb",
 	"logspace.glsl":               "6db7a0e030b605f4e1e80203e5b204e82ae18549137eb8d4a21c2fd02f1f5e5e",
-	"matrix_affine_scan_bwd.comp": "ed64eae9896b8486227a8f19bac31bb90dd661c5560b27e668ad92cff3b2d9d1",
-	"matrix_affine_scan_fwd.comp": "23595b4e40b795989ebc6378f4c8fe2cde28b488625a0a2a759105dfa38ffee3",
+	"matrix_affine_scan_bwd.comp": "ae65f960b74edd83577585af233222ea0c7053e809c1ab1fee23278bcc399a45",
+	"matrix_affine_scan_fwd.comp": "17d5d431da466c917a5ce806ef1a43c9dc561d3c5e9181f2f570b99fa3261cf4",
 	"matrix_scan_bwd.comp":        "79d6339f99547440e8ffa20245bc5b8075516739917798f4b274435da6b9327e",
 	"matrix_scan_fwd.comp":        "ceaf1e2bdb1ae2465e8c8eeb6ed1bcca18a18229dd7521e872e09e00a48fd671",
 	"parallel_scan_log_bwd.comp":  "88ce68379a718e8586f6bd903a522dd4cc63af00f0c26076b4da3ac61d4e5ef2",

@@ -289,15 +289,15 @@ func (b *Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tens
 func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	d := c.dims
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
-	wg, chunks, steps := blockWG, 1, 1
+	wg, chunks := blockWG, 1
 	if c.op == scans.OpGivensScan {
 		wg, chunks = givensLayout(d.B, d.T, d.N, d.K, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	} else if phase == 0 {
-		wg, chunks, steps = blockLayout(d.B, d.T, d.N, d.K, d.V, dir == scans.Backward, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	}
 	k.spec[specWG] = uint32(wg)
 	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
-	k.spec[specChunks], k.spec[specTile] = uint32(chunks), uint32(steps)
+	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
 	k.spec[specPhase] = phase
 	if phase == 0 {
 		k.invPerBatch = int64(d.N) * int64(d.V) * int64(chunks)
@@ -373,7 +373,28 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 	if v[2] != nil {
 		k.flags = 1
 	}
-	if err := c.run(k); err != nil {
+	ks := []kernel{k}
+	if d.V > 1 {
+		// dA sums over the v columns: a second dispatch reads G in f32.
+		g32 := operand{buf: oX.buf, stride: int64(sx), esize: 4}
+		if c.dt != scans.F32 {
+			buf, err := c.scratchF32(int64(d.B) * int64(sx))
+			if err != nil {
+				return nil, nil, nil, c.allocErr(err)
+			}
+			g32 = operand{buf: buf, stride: int64(sx), esize: 4}
+			ks[0].spec[specWriteG32] = 1
+		}
+		ks[0].binds[7] = g32
+		k1 := c.block(scans.Backward, 1)
+		k1.binds = ks[0].binds
+		k1.binds[5].out = false // poisoned once, before the first dispatch
+		k1.binds[4].out = false
+		k1.binds[6].out = false
+		k1.flags = ks[0].flags
+		ks = append(ks, k1)
+	}
+	if err := c.run(ks...); err != nil {
 		return nil, nil, nil, err
 	}
 	return oA, oX, tensorOrNil(o0), nil

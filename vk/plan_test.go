@@ -87,34 +87,31 @@ func TestElementwiseUnits(t *testing.T) {
 
 func TestBlockLayout(t *testing.T) {
 	for _, c := range []struct {
-		B, T, N, K, V     int
-		wg, chunks, steps int
+		B, T, N, K, V int
+		wg, chunks    int
 	}{
-		{3, 1000, 5, 2, 1, 32, 16, 8},       // k=2 v=1: 2 lanes per workgroup
-		{3, 63, 5, 2, 1, 32, 1, 8},          // too short to chunk: 32 lanes per workgroup
-		{3, 64, 5, 2, 1, 32, 2, 8},          //
-		{3, 1000, 5, 16, 1, 8, 1, 1},        // ceil(16/1) = 16: pass 1 too costly; shared memory: 8 lanes of one step
-		{3, 1000, 5, 16, 16, 64, 4, 1},      // shared memory caps the chunks
-		{3, 1000, 5, 8, 8, 128, 16, 1},      //
-		{32, 4096, 128, 8, 8, 32, 1, 4},     // large matrix_affine_scan: 4096 lanes*8 columns fill the device unchunked
-		{16, 1024, 8, 8, 8, 128, 16, 1},     // long-T matrix_affine_scan: shared memory caps the chunks
-		{128, 64, 8, 8, 8, 32, 2, 4},        // lab matrix_affine_scan: 1024 lanes*8 columns*2 chunks
-		{1 << 14, 1000, 16, 2, 1, 32, 1, 8}, // many lanes: unchunked
-		{3, 1000, 5, 1, 16, 256, 16, 4},     // k=1 v=16
+		{3, 1000, 5, 2, 1, 32, 16},    // k=2 v=1: 2 lanes per workgroup
+		{3, 63, 5, 2, 1, 64, 1},       // too short to chunk
+		{3, 64, 5, 2, 1, 32, 2},       //
+		{3, 1000, 5, 16, 1, 64, 1},    // ceil(16/1) = 16: pass 1 too costly
+		{3, 1000, 5, 16, 16, 64, 4},   // shared memory: 8 chunks of a 16x16 P plus S would exceed 16 KiB
+		{3, 1000, 5, 8, 8, 128, 16},   //
+		{32, 4096, 512, 2, 1, 32, 16}, // k=2 v=1, 16384 lanes: 16 chunks reach 2^18 invocations
+		{32, 4096, 128, 8, 8, 64, 8},  // large matrix_affine_scan: 4096 lanes*8 columns*8 chunks = 2^18
+		{16, 1024, 8, 8, 8, 128, 16},  // long-T matrix_affine_scan: shared memory caps the chunks
+		{128, 64, 32, 2, 1, 32, 2},    // k=2 v=1 at the lab shape
+		{1 << 14, 1000, 16, 2, 1, 64, 1},
 	} {
-		for _, bwd := range []bool{false, true} {
-			wg, chunks, steps := blockLayout(c.B, c.T, c.N, c.K, c.V, bwd, 1024, 16<<10)
-			if wg != c.wg || chunks != c.chunks || (!bwd && steps != c.steps) {
-				t.Errorf("%+v backward=%v: wg %d chunks %d steps %d", c, bwd, wg, chunks, steps)
-			}
+		wg, chunks := blockLayout(c.B, c.T, c.N, c.K, c.V, 1024, 16<<10)
+		if wg != c.wg || chunks != c.chunks {
+			t.Errorf("%+v: wg %d chunks %d", c, wg, chunks)
+		}
+		if chunks > 1 {
 			lpw := wg / (c.V * chunks)
 			if lpw < 1 || lpw*c.V*chunks != wg {
 				t.Errorf("%+v: workgroup %d is not whole lanes times chunks", c, wg)
 			}
-			if steps < 1 || steps > maxBlockSteps {
-				t.Errorf("%+v: %d steps", c, steps)
-			}
-			if sh := blockShared(c.K, c.V, wg/c.V, steps, bwd); sh > 16<<10 {
+			if sh := 4 * (lpw*chunks*c.K*c.K + 1 + wg*c.K + 1); sh > 16<<10 {
 				t.Errorf("%+v: %d bytes of shared memory", c, sh)
 			}
 		}
@@ -150,21 +147,14 @@ func TestSupportsEnvelope(t *testing.T) {
 }
 
 // TestBlockLayoutSharedBudget: with the 32 KiB budget devices get, the
-// long-T matrix_affine_scan shape (k = v = 8) takes 32 chunks of 32 steps
-// staged one step at a time, and the large shape segments of 8 steps.
+// long-T matrix_affine_scan shape (k = v = 8) takes 32 chunks of 32 steps.
 func TestBlockLayoutSharedBudget(t *testing.T) {
-	for _, bwd := range []bool{false, true} {
-		wg, chunks, steps := blockLayout(16, 1024, 8, 8, 8, bwd, 1024, 32<<10)
-		if wg != 256 || chunks != 32 || steps != 1 {
-			t.Errorf("long-T backward=%v: wg %d chunks %d steps %d, want 256 32 1", bwd, wg, chunks, steps)
-		}
-		if sh := blockShared(8, 8, wg/8, steps, bwd); sh > 32<<10 {
-			t.Errorf("long-T: %d bytes of shared memory", sh)
-		}
-		wg, chunks, steps = blockLayout(32, 4096, 128, 8, 8, bwd, 1024, 32<<10)
-		if wg != 32 || chunks != 1 || steps != 8 {
-			t.Errorf("large backward=%v: wg %d chunks %d steps %d, want 32 1 8", bwd, wg, chunks, steps)
-		}
+	wg, chunks := blockLayout(16, 1024, 8, 8, 8, 1024, 32<<10)
+	if wg != 256 || chunks != 32 {
+		t.Errorf("wg %d chunks %d, want 256 32", wg, chunks)
+	}
+	if sh := 4 * (chunks*8*8 + 1 + wg*8 + 1); sh > 32<<10 {
+		t.Errorf("%d bytes of shared memory", sh)
 	}
 }
 
