@@ -41,40 +41,56 @@
 // (ptx/manifest.txt) records the SHA-256 of every source and the nvcc
 // version, and a test fails when the embedded PTX is stale.
 //
-// Every kernel follows one design: one thread block per lane, the
-// recurrence's state in registers, f32 arithmetic throughout (plain FMA,
-// never TF32 or tensor cores), and T cut into chunks inside the block. A
-// chunk is scanned twice: once from a zero state to get its aggregate (the
-// affine map it applies), and, after the aggregates are joined in shared
-// memory, again from its carry-in, storing outputs. No block ever waits on
-// another. f16 and bf16 elements are read as 16-bit words and widened by
-// hand; outputs are rounded to nearest even at the store (NaN stays NaN).
+// The kernels share one rule: no thread block ever waits on another, every
+// input element is read from memory once where the layout allows it, f32
+// arithmetic throughout (plain FMA, never TF32 or tensor cores). Where T is
+// cut into chunks inside a block, each chunk computes its aggregate (the
+// affine map its steps apply) from a zero state, the aggregates meet in
+// shared memory, and each chunk re-scans its steps from its carry-in,
+// storing outputs. When a fold of aggregates is not finite (NaN or Inf in
+// the inputs, or an overflow), the affected chunk takes its carry-in from
+// the step-by-step recurrence instead, so NaN and Inf come out exactly as
+// in the sequential reference. f16 and bf16 elements are read as 16-bit
+// words and widened with the GPU's conversion instructions (exact);
+// outputs are rounded to nearest even at the store (the hardware's
+// rounding; a NaN keeps its sign and payload as the software conversion
+// does).
 //
 //   - linear_scan and parallel_scan_log: a lane is a batch row and a tile
 //     of 32 contiguous channels, so a warp's loads are coalesced; the block
-//     is 32 x C threads. T is walked in segments of C chunks of 8 or 16
-//     steps each; a chunk's steps stay in registers between the aggregate
-//     and the re-scan, so every input is read once (kernels/elementwise.cuh).
-//   - matrix_scan and matrix_affine_scan with v > 1: a lane is one block
-//     (b, n). The v columns of H are independent recurrences sharing A_t,
-//     so thread j of a chunk owns column j (k registers) and needs no
-//     communication in the forward; the backward joins the columns'
-//     contributions to dA_t in shared memory, one barrier per step. A
-//     chunk's aggregate includes its transition product, carried as
-//     k*ceil(k/v) registers; where that exceeds 64 (k=16 with v < 4) the
-//     lane is one chunk.
-//   - matrix_scan (k=2, v=1) and matrix_affine_scan with v = 1: a lane is
-//     a batch row and a tile of W contiguous blocks n, one thread per
-//     block (k registers of state), so a warp's loads of A_t are one
-//     contiguous run; the block is W x C threads. W is 32 (or the power
-//     of two just above N when N is smaller), halved down to 1 while the
-//     grid would give an SM fewer than two blocks (see affineTile). The
-//     backward forms dA_t = G_t h_{t-1}^T in the thread.
-//   - givens_scan: a lane is a batch row and a tile of W contiguous blocks
-//     n (W as for v = 1 above), one thread per block and chunk holding the
-//     k channels; rotations are recomputed in registers, never formed as
-//     a matrix, and the backward never divides by sigma. Chunking carries
-//     a k*k transition product, so k=16 runs as one chunk.
+//     is 32 x C threads. T is walked in segments of C chunks of 16 (8 for
+//     the backwards) steps each, held in registers, so every input is read
+//     once (kernels/elementwise.cuh). The log-space scan uses the GPU's
+//     fast exp2/log2 and forms a chunk's aggregate in closed form (one
+//     exponential per step, one logarithm per chunk).
+//   - matrix_scan (k=2, v=1): a lane is a batch row and a tile of W
+//     contiguous blocks n, one thread per block with 8 steps of A and b in
+//     registers (kernels/matrix_scan.cu), the layout of the elementwise
+//     scans.
+//   - matrix_affine_scan with v > 1 and many lanes (v <= 8 for the
+//     backward; see affineRows): the row layout. Thread i of a lane owns
+//     row i of H, reads its rows of A_t and X_t (coalesced, once, the next
+//     steps' loads in flight) and exchanges the rows of H_{t-1} through
+//     shared memory, one barrier per step; T is not cut.
+//   - matrix_affine_scan with v > 1 and few lanes: the column layout. The
+//     v columns of H are independent recurrences sharing A_t, so thread j
+//     of a chunk owns column j (k registers) and T is chunked; a chunk's
+//     aggregate includes its transition product, carried as k*ceil(k/v)
+//     registers (where that exceeds 64, k=16 with v < 4, the lane is one
+//     chunk). Each chunk reads its inputs twice.
+//   - matrix_affine_scan with v = 1: a lane is a batch row and a tile of W
+//     contiguous blocks n, one thread per block, W x C threads; W is 32
+//     (or the power of two just above N when N is smaller), halved down to
+//     1 while the grid would give an SM fewer than two blocks (affineTile).
+//   - givens_scan: one thread per channel; the k threads of a lane sit in
+//     one warp and exchange the rotated pairs with shuffles, each thread
+//     computing one angle's sine and cosine per step (the accurate
+//     single-precision reduction and polynomials, inlined). A ring of 16
+//     steps of inputs, held as loaded, keeps loads in flight. T is not
+//     cut; a block is W*k threads for W contiguous lanes (givensTile).
+//     Rotations are recomputed in registers, never formed as a matrix, and
+//     the backward never divides by sigma: it reads h_{t-1} from the
+//     stored forward output.
 //   - The number of chunks C (a power of two up to 32) grows while each
 //     chunk keeps at least 16 steps and the blocks the GPU holds at once
 //     still leave room for more threads (see chunkCount): one chunk when T
