@@ -88,6 +88,35 @@ void main() {
                 h[i] = hn[i];
             }
         }
+        // A carry-in that is not finite (an infinite H0, or an overflow)
+        // went through the aggregates in another order than the
+        // recurrence's, which can give Inf where the sequential order
+        // forms Inf - Inf: walk the earlier steps of this column one by
+        // one instead. Columns are independent recurrences, and no barrier
+        // follows, so the invocation decides alone.
+        bool finite = true;
+        for (uint i = 0u; i < K; i++) {
+            finite = finite && !isnan(h[i]) && !isinf(h[i]);
+        }
+        if (!finite) {
+            for (uint i = 0u; i < K; i++) {
+                h[i] = HAS_INIT ? LD(H0_, pc.off[2] + init_index(r) + i * V + r.c) : 0.0;
+            }
+            for (uint t = 0u; t < r.t0; t++) {
+                uint ai = pc.off[0] + a_index(r, t);
+                uint xi = x_index(r, t) + r.c;
+                for (uint i = 0u; i < K; i++) {
+                    float acc = LD(X_, pc.off[1] + xi + i * V);
+                    for (uint m = 0u; m < K; m++) {
+                        acc += LD(A_, ai + i * K + m) * h[m];
+                    }
+                    hn[i] = acc;
+                }
+                for (uint i = 0u; i < K; i++) {
+                    h[i] = hn[i];
+                }
+            }
+        }
     }
     for (uint t = r.t0; t < r.t1; t++) {
         uint ai = pc.off[0] + a_index(r, t);
