@@ -63,16 +63,21 @@
 // and cached. Each operation is one or two dispatches (per slice of the
 // batch, see below) between two timestamps (LastKernelTime). Arithmetic is
 // f32; 16-bit outputs are rounded to nearest even at the store (NaN stays
-// NaN), and since two 16-bit elements share a 32-bit word that neighbouring
-// invocations may write at once, a lone 16-bit store is two atomics (clear
-// the half, set it); where one invocation writes both elements of a word
-// (matrix_scan's 2-vectors and 2x2 blocks, the Givens states and their
-// gradients, k even) it writes the whole word with one plain store. No
+// NaN). Two 16-bit elements share a 32-bit word, so the kernels give each
+// invocation whole words where the layout allows: an invocation of
+// linear_scan or parallel_scan_log serves two adjacent 16-bit channels,
+// matrix_scan's 2-vectors and 2x2 blocks, the Givens states and gradients
+// (k even) and the affine rows are written as whole words with plain
+// stores. A lone 16-bit store (a row that starts at an odd element, odd
+// D's last channel, one dtheta per step) is two atomics (clear the half,
+// set it), so that a neighbouring invocation's half is never lost. No
 // kernel depends on the subgroup size or waits on another workgroup.
 //
 // linear_scan and parallel_scan_log: a workgroup owns one lane, a batch
 // entry and a tile of TILE contiguous channels (the smallest power of two
-// >= D, at most 32), so loads are coalesced. The workgroup walks T in
+// >= D, at most 32, halved down to 8 while there are fewer than 128 lanes,
+// so that few long sequences spread over more compute units), so loads are
+// coalesced. The workgroup walks T in
 // segments of CHUNKS*16 steps (in reverse for the backward): in a
 // segment, each invocation loads its 16 steps of one channel into
 // registers, once, computes their aggregate map from a zero carry, the
@@ -86,8 +91,9 @@
 // sequential recurrence), long T with few lanes up to 256/TILE chunks.
 // Composing chunk aggregates is not IEEE-identical to the sequential
 // recurrence once one is infinite or NaN (it can form inf - inf), so a
-// segment of a channel with such an aggregate is walked sequentially
-// instead: NaN and Inf propagate as in the eager reference.
+// segment of a channel with such an aggregate, or whose carry is not
+// finite, is walked sequentially instead: NaN and Inf propagate as in the
+// eager reference (every chunked kernel follows this rule).
 //
 // matrix_scan: the elementwise layout with a 2x2 block for a channel: a
 // workgroup owns a batch entry and a tile of contiguous blocks (so
@@ -111,13 +117,15 @@
 // scan per column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a
 // second dispatch computes it from G read back in f32.
 //
-// givens_scan: one invocation per block walks all of T (one chunk: its
-// chunk aggregate would be a dense kxk product, k^3 work per step), the
-// rotations recomputed in registers, never divided by sigma. The inputs of
-// P steps (P = 64/k forward, 32/k backward) are loaded into registers
-// before they are applied, so that P steps' loads are in flight at once;
-// workgroups of 32 invocations spread the few blocks over many compute
-// units.
+// givens_scan: one invocation per block and chunk of T, the rotations
+// recomputed in registers, never divided by sigma. T is chunked only for
+// k <= 8 and while lanes x chunks < 4096 (few lanes: long-T and lab
+// shapes): pass 1 builds each chunk's kxk transition product and offset
+// (about k + 1 plain steps of work), the aggregates meet in shared memory,
+// and each chunk rescans from its carry-in. Chunking the large shape (4096
+// lanes) measured 3.5x slower on an H200, so many lanes walk all of T in
+// one chunk. The inputs of several steps are loaded into registers before
+// they are applied, so that their loads are in flight at once.
 //
 // Tensors larger than maxStorageBufferRange are processed in slices of the
 // batch: each slice binds ranges starting at aligned offsets and passes the
