@@ -6,6 +6,24 @@ IN_BUFFER(1, X_)
 IN_BUFFER(2, H0_)
 OUT_BUFFER(3, H_)
 
+// step applies step t of the lane to this invocation's column h:
+// h <- A_t h + X_t[:, c], summing in the same order everywhere.
+void step(Col r, uint t, inout float h[K]) {
+    uint ai = pc.off[0] + a_index(r, t);
+    uint xi = x_index(r, t) + r.c;
+    float hn[K];
+    for (uint i = 0u; i < K; i++) {
+        float acc = LD(X_, pc.off[1] + xi + i * V);
+        for (uint m = 0u; m < K; m++) {
+            acc += LD(A_, ai + i * K + m) * h[m];
+        }
+        hn[i] = acc;
+    }
+    for (uint i = 0u; i < K; i++) {
+        h[i] = hn[i];
+    }
+}
+
 void main() {
     Col r = column_of_invocation();
     float h[K];
@@ -24,18 +42,8 @@ void main() {
         }
         if (r.live) {
             for (uint t = r.t0; t < r.t1; t++) {
+                step(r, t, h);
                 uint ai = pc.off[0] + a_index(r, t);
-                uint xi = x_index(r, t) + r.c;
-                for (uint i = 0u; i < K; i++) {
-                    float acc = LD(X_, pc.off[1] + xi + i * V);
-                    for (uint m = 0u; m < K; m++) {
-                        acc += LD(A_, ai + i * K + m) * h[m];
-                    }
-                    hn[i] = acc;
-                }
-                for (uint i = 0u; i < K; i++) {
-                    h[i] = hn[i];
-                }
                 for (uint q = 0u; q < NP; q++) {
                     for (uint i = 0u; i < K; i++) {
                         float acc = 0.0;
@@ -103,33 +111,14 @@ void main() {
                 h[i] = HAS_INIT ? LD(H0_, pc.off[2] + init_index(r) + i * V + r.c) : 0.0;
             }
             for (uint t = 0u; t < r.t0; t++) {
-                uint ai = pc.off[0] + a_index(r, t);
-                uint xi = x_index(r, t) + r.c;
-                for (uint i = 0u; i < K; i++) {
-                    float acc = LD(X_, pc.off[1] + xi + i * V);
-                    for (uint m = 0u; m < K; m++) {
-                        acc += LD(A_, ai + i * K + m) * h[m];
-                    }
-                    hn[i] = acc;
-                }
-                for (uint i = 0u; i < K; i++) {
-                    h[i] = hn[i];
-                }
+                step(r, t, h);
             }
         }
     }
     for (uint t = r.t0; t < r.t1; t++) {
-        uint ai = pc.off[0] + a_index(r, t);
+        step(r, t, h);
         uint xi = x_index(r, t) + r.c;
         for (uint i = 0u; i < K; i++) {
-            float acc = LD(X_, pc.off[1] + xi + i * V);
-            for (uint m = 0u; m < K; m++) {
-                acc += LD(A_, ai + i * K + m) * h[m];
-            }
-            hn[i] = acc;
-        }
-        for (uint i = 0u; i < K; i++) {
-            h[i] = hn[i];
             ST(H_, pc.off[3] + xi + i * V, h[i]);
         }
     }

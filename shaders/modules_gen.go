@@ -54,7 +54,7 @@ var modules = []module{
 var sourceDigests = map[string]string{
 	"affine.glsl":                 "6fe7f3c29dc080115a859dea185e46ee5d1e5eb288f7b0f899a13058ed2870b2",
 	"affine_bwd.glsl":             "2b8fe98756cb755ea811ff69fec8ac9cdb19f1dd0a862648d7e5064efe83117f",
-	"affine_fwd.glsl":             "bf545d9f0cf1273fa8eaccafa3c853ce6bce25bef7d60ffb7b61238bfa4a4c98",
+	"affine_fwd.glsl":             "f79ec49e6912ae2adde796323c2058a47667fc9049d09e374bc8f2fb55a04cd5",
 	"chunks.glsl":                 "1ad67a30d727fc1fb69eb0eec8672b141f746526b65e8a7ab735fc96cea0d11e",
 	"common.glsl":                 "7d621f79d15fa1b971b40e0f8f6af5adb46c90147e0b2704ba56fc83f0af75c7",
 	"copy.comp":                   "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
