@@ -334,35 +334,34 @@ func (e *emuBackend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor)
 	return out[0], out[1], out[2], out[3], nil
 }
 
+// emulated returns a backend that runs the kernels in the host emulator
+// with an H200's occupancy, or skips the test: on a machine with a CUDA
+// device (gpuTest runs the kernels there) and in the build with the cuda
+// tag (the emulated kernels run in the untagged build; the tagged build's
+// TestFakeDriver runs them through the backend's driver calls).
+func emulated(t *testing.T, gpuTest string) *emuBackend {
+	t.Helper()
+	if st, ok := gpuStatus(); ok {
+		t.Skipf("a CUDA device is present (%s): %s runs the kernels on it", st, gpuTest)
+	}
+	if taggedBuild {
+		t.Skip("the emulated kernels run in the untagged build (go test ./cuda)")
+	}
+	return &emuBackend{bin: emulator(t), dir: t.TempDir(), occ: h200}
+}
+
 // TestKernelsEmulated runs the quick conformance matrix (every operation,
 // direction, element type and envelope block size, T across the chunk
 // boundaries) on the kernels in the host emulator, against eager; the full
 // matrix adds shapes, not paths, and runs on the GPU. The plans use an
 // H200's occupancy, so T = 1000 with few lanes takes the 32-chunk paths.
-// Builds with the cuda tag leave it to TestFakeDriver, which runs the same
-// kernels through the backend.
 func TestKernelsEmulated(t *testing.T) {
-	if st, ok := gpuStatus(); ok {
-		t.Skipf("a CUDA device is present (%s): TestConformance runs the kernels on it", st)
-	}
-	if taggedBuild {
-		t.Skip("with the cuda tag, TestFakeDriver runs the emulated kernels through the backend; this test runs in the untagged build")
-	}
-	bin := emulator(t)
-	e := &emuBackend{bin: bin, dir: t.TempDir(), occ: h200}
-	bench.TestBackend(t, e, true)
+	bench.TestBackend(t, emulated(t, "TestConformance"), true)
 }
 
 // TestSpecialValuesEmulated runs bench.TestSpecialValues on the kernels in
 // the host emulator: NaN, +Inf and -Inf in any input, through the chunked
 // paths (the H200's occupancy chunks T = 300 with few lanes).
 func TestSpecialValuesEmulated(t *testing.T) {
-	if st, ok := gpuStatus(); ok {
-		t.Skipf("a CUDA device is present (%s): TestSpecialValues runs the kernels on it", st)
-	}
-	if taggedBuild {
-		t.Skip("with the cuda tag, the GPU test TestSpecialValues covers this; this test runs in the untagged build")
-	}
-	bin := emulator(t)
-	bench.TestSpecialValues(t, &emuBackend{bin: bin, dir: t.TempDir(), occ: h200})
+	bench.TestSpecialValues(t, emulated(t, "TestSpecialValues"))
 }
