@@ -307,6 +307,18 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	return k
 }
 
+// affineKernel is the kernel of matrix_scan (the tiled elementwise layout
+// with 2x2 blocks) or of matrix_affine_scan (the block layout) in
+// direction dir.
+func (c *call) affineKernel(op scans.Op, dir scans.Direction) kernel {
+	if op == scans.OpMatrixScan {
+		k := c.elementwise(dir)
+		k.spec[specK] = 2
+		return k
+	}
+	return c.block(dir, 0)
+}
+
 // affine runs matrix_scan or matrix_affine_scan forward.
 func (b *Backend) affine(op scans.Op, d scans.Dims, A, X, H0 scans.Tensor) (scans.Tensor, error) {
 	c, v, err := b.begin(op, scans.Forward, d, []string{"A", xName(op), h0Name(op)}, []scans.Tensor{A, X, H0})
@@ -318,13 +330,7 @@ func (b *Backend) affine(op scans.Op, d scans.Dims, A, X, H0 scans.Tensor) (scan
 	if err != nil {
 		return nil, c.allocErr(err)
 	}
-	var k kernel
-	if op == scans.OpMatrixScan {
-		k = c.elementwise(scans.Forward)
-		k.spec[specK] = 2
-	} else {
-		k = c.block(scans.Forward, 0)
-	}
+	k := c.affineKernel(op, scans.Forward)
 	sa, sx, s0 := d.T*d.N*d.K*d.K, d.T*d.N*d.K*d.V, d.N*d.K*d.V
 	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], sa), c.in(v[1], sx), c.in(v[2], s0), c.out(out, sx)
 	if v[2] != nil {
@@ -361,13 +367,7 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 		}
 	}
 	sa, sx, s0 := d.T*d.N*d.K*d.K, d.T*d.N*d.K*d.V, d.N*d.K*d.V
-	var k kernel
-	if op == scans.OpMatrixScan {
-		k = c.elementwise(scans.Backward)
-		k.spec[specK] = 2
-	} else {
-		k = c.block(scans.Backward, 0)
-	}
+	k := c.affineKernel(op, scans.Backward)
 	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], sa), c.in(v[2], s0), c.in(v[3], sx), c.in(v[4], sx)
 	k.binds[4], k.binds[5], k.binds[6] = c.out(oA, sa), c.out(oX, sx), c.out(o0, s0)
 	if v[2] != nil {
