@@ -15,6 +15,7 @@ const (
 	specTile            // elementwise kernels: channels per workgroup
 	specPhase           // block backward: 0 scan, 1 outer products
 	specWriteG32        // block backward: also write G in f32
+	specAligned         // tiled 16-bit kernels: every word access is whole
 	numSpec
 )
 
@@ -45,6 +46,13 @@ type kernel struct {
 	// groupsPerBatch > 0, else ceil(bs*invPerBatch / WG).
 	groupsPerBatch int64
 	invPerBatch    int64
+	// wordAligned: a tiled 16-bit kernel whose element indices are all
+	// even once every bound operand starts at an even element (its rows
+	// have an even number of channels, or it is matrix_scan). The device
+	// then sets specAligned for each slice whose operands do, which
+	// compiles the kernel without the branches for a misaligned word
+	// (shaders/common.glsl).
+	wordAligned bool
 }
 
 func (k *kernel) groups(bs int64) int64 {

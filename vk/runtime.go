@@ -793,12 +793,9 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 			n = B - b0
 		}
 		for _, k := range ks {
-			p, err := d.pipeline(k.module, k.spec)
-			if err != nil {
-				return 0, false, err
-			}
-			r := dispatchRec{pipe: p}
+			var r dispatchRec
 			r.push[0], r.push[1], r.push[2], r.push[3] = uint32(n), k.T, k.N, k.flags
+			even := true
 			for i, o := range k.binds {
 				if o.buf == nil {
 					r.infos[i] = bufferBinding{buf: d.placeholder.buf, offset: 0, rng: uint64(d.placeholder.size)}
@@ -813,7 +810,17 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 				}
 				r.infos[i] = bufferBinding{buf: o.buf.buf, offset: uint64(base), rng: uint64(rng)}
 				r.push[4+i] = uint32((start - base) / o.esize)
+				even = even && r.push[4+i]%2 == 0
 			}
+			spec := k.spec
+			if k.wordAligned && even {
+				spec[specAligned] = 1
+			}
+			p, err := d.pipeline(k.module, spec)
+			if err != nil {
+				return 0, false, err
+			}
+			r.pipe = p
 			g := k.groups(n)
 			gx := int64(d.maxGroups[0])
 			if g < gx {
