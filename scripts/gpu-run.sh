@@ -9,7 +9,8 @@
 #
 # Shorter modes for trying a change: quick (the trimmed conformance matrix of
 # both test binaries) and perf (quick benchmarks: every shape in f32, and the
-# large shape in f16 and bf16).
+# large shape in f16 and bf16); sweep (the Vulkan tiled kernels timed under
+# every layout, vk/sweep_test.go).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 RES=$(mktemp -d)
@@ -62,6 +63,11 @@ for m in $modes; do
     mkdir -p "$RES/f32" "$RES/half"
     .build/scanbench --bench --quick --shapes lab,long-T,large --out "$RES/f32" 2>&1 | tail -3 || rc=1
     .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 --out "$RES/half" 2>&1 | tail -3 || rc=1
+    ;;
+  sweep)
+    echo "== Vulkan tiled-kernel layout sweep"
+    MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" .build/vk.test -test.run TestLayoutSweep -test.count=1 >"$RES/vk-sweep.log" 2>&1 || rc=1
+    tail -3 "$RES/vk-sweep.log"
     ;;
   memory)
     echo "== scanbench --memory"

@@ -147,6 +147,14 @@ func tensorOrNil(t *Tensor) scans.Tensor {
 	return t
 }
 
+// tiledLayoutOf and alignWords are the tiled kernels' layout rule and
+// whether their 16-bit kernels may be compiled for whole words; a layout
+// experiment (sweep_test.go) swaps them to time the alternatives.
+var (
+	tiledLayoutOf = tiledLayout
+	alignWords    = true
+)
+
 // elementwise is the kernel of the tiled layout (linear_scan,
 // parallel_scan_log, matrix_scan): a tile of tile units per workgroup, a
 // unit being what one invocation serves (a channel, two adjacent channels
@@ -154,14 +162,14 @@ func tensorOrNil(t *Tensor) scans.Tensor {
 func (c *call) elementwise(dir scans.Direction) kernel {
 	d := c.dims
 	units, steps := elementwiseUnits(c.op, c.dt, d.N)
-	tile, chunks := tiledLayout(d.B, d.T, units, c.dev.maxWorkgroup(), steps)
+	tile, chunks := tiledLayoutOf(d.B, d.T, units, c.dev.maxWorkgroup(), steps)
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	k.spec[specWG] = uint32(tile * chunks)
 	k.spec[specK], k.spec[specV] = 1, 1
 	k.spec[specChunks] = uint32(chunks)
 	k.spec[specTile] = uint32(tile)
 	k.groupsPerBatch = int64((units + tile - 1) / tile)
-	k.wordAligned = c.dt.Size() == 2 && (c.op == scans.OpMatrixScan || d.N%2 == 0)
+	k.wordAligned = alignWords && c.dt.Size() == 2 && (c.op == scans.OpMatrixScan || d.N%2 == 0)
 	return k
 }
 
