@@ -34,10 +34,13 @@ func TestLayoutSweep(t *testing.T) {
 	}
 	defer func() { tiledLayoutOf, alignWords = tiledLayout, true }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	// Enough runs that the GPU's clocks are up for most of them (the host
+	// draws each row's inputs while the device idles).
+	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 250 * time.Millisecond}
 	var out strings.Builder
 	fmt.Fprintf(&out, "# %s\nshape\top\tmode\tdtype\ttile\tchunks\taligned\trule\tmedian_us\n", b.Status().Device)
 	row := func(shape string, op scans.Op, dims scans.Dims, dt scans.DType, mode bench.Mode, tile, chunks int, rule bool) {
-		m, err := bench.Measure(b, op, dims, dt, mode, bench.QuickTiming, rng)
+		m, err := bench.Measure(b, op, dims, dt, mode, timing, rng)
 		if err != nil {
 			t.Errorf("%s %s %s tile %d chunks %d: %v", shape, op, mode, tile, chunks, err)
 			return
@@ -79,6 +82,9 @@ func TestLayoutSweep(t *testing.T) {
 	}
 	for _, op := range ops {
 		dims := large.Dims(op)
+		units, steps := elementwiseUnits(op, scans.F32, dims.N)
+		rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
+		row("large", op, dims, scans.F32, bench.ModeForward, rt, rc, true)
 		for _, dt := range []scans.DType{scans.F16, scans.BF16} {
 			units, steps := elementwiseUnits(op, dt, dims.N)
 			rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
