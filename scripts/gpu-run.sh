@@ -66,8 +66,17 @@ for m in $modes; do
     ;;
   sweep)
     echo "== Vulkan tiled-kernel layout sweep"
+    # A process holding a CUDA context keeps an NVIDIA GPU's clocks up
+    # (vk/sweep_test.go says why); torch is one way to hold one.
+    holder=
+    if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+      python3 -c 'import torch, time; torch.zeros(1, device="cuda"); time.sleep(3600)' &
+      holder=$!
+      sleep 5
+    fi
     MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" .build/vk.test -test.run TestLayoutSweep -test.count=1 >"$RES/vk-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/vk-sweep.log"
+    [ -n "$holder" ] && kill "$holder"
     ;;
   memory)
     echo "== scanbench --memory"

@@ -21,7 +21,13 @@ import (
 // kernels at the large shape compiled for whole words and not, and writes
 // one tab-separated row per timing to that file (and the log). It is how
 // the rules in plan.go are chosen and rechecked on a new device; without
-// the variable it does nothing.
+// the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
+// (comma-separated; default all): long, large, aligned.
+//
+// On an NVIDIA GPU the clocks stay low for a process that only submits
+// Vulkan work in short bursts: time it while some process holds a CUDA
+// context (scanbench's CUDA backend does; scripts/gpu-run.sh's sweep
+// holds one), or every row comes out several times slower.
 func TestLayoutSweep(t *testing.T) {
 	path := os.Getenv("MINGRU_VK_SWEEP")
 	if path == "" {
@@ -50,49 +56,69 @@ func TestLayoutSweep(t *testing.T) {
 		t.Log(strings.TrimSpace(line))
 	}
 	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
-	modes := []bench.Mode{bench.ModeForward, bench.ModeBackward}
-
+	sets := os.Getenv("MINGRU_VK_SWEEP_SETS")
+	if sets == "" {
+		sets = "long,large,aligned"
+	}
+	want := func(set string) bool { return strings.Contains(","+sets+",", ","+set+",") }
+	// grid times op at dims under every tile width of tiles and chunk
+	// count up to maxChunks, the device's workgroup limit and twice the
+	// chunks that cover T, the rule's layout first.
+	grid := func(shape string, op scans.Op, dims scans.Dims, dt scans.DType, mode bench.Mode, tiles []int, maxChunks int) {
+		units, steps := elementwiseUnits(op, dt, dims.N)
+		rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
+		row(shape, op, dims, dt, mode, rt, rc, true)
+		for _, tile := range tiles {
+			for chunks := 1; chunks <= maxChunks && tile*chunks <= d.maxWorkgroup() && chunks*steps <= 2*dims.T; chunks *= 2 {
+				if tile == rt && chunks == rc {
+					continue
+				}
+				tc, cc := tile, chunks
+				tiledLayoutOf = func(int, int, int, int, int) (int, int) { return tc, cc }
+				row(shape, op, dims, dt, mode, tile, chunks, false)
+				tiledLayoutOf = tiledLayout
+			}
+		}
+	}
 	long, err := bench.ShapeByName("long-T")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range ops {
-		dims := long.Dims(op)
-		units, steps := elementwiseUnits(op, scans.F32, dims.N)
-		rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
-		for _, mode := range modes {
-			row("long-T", op, dims, scans.F32, mode, rt, rc, true)
-			for tile := minTile; tile <= 32; tile *= 2 {
-				for chunks := 1; tile*chunks <= d.maxWorkgroup() && chunks*steps <= 2*dims.T; chunks *= 2 {
-					if tile == rt && chunks == rc {
-						continue
-					}
-					tc, cc := tile, chunks
-					tiledLayoutOf = func(int, int, int, int, int) (int, int) { return tc, cc }
-					row("long-T", op, dims, scans.F32, mode, tile, chunks, false)
-					tiledLayoutOf = tiledLayout
-				}
-			}
-		}
-	}
-
 	large, err := bench.ShapeByName("large")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range ops {
-		dims := large.Dims(op)
-		units, steps := elementwiseUnits(op, scans.F32, dims.N)
-		rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
-		row("large", op, dims, scans.F32, bench.ModeForward, rt, rc, true)
-		for _, dt := range []scans.DType{scans.F16, scans.BF16} {
-			units, steps := elementwiseUnits(op, dt, dims.N)
-			rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
-			for _, aligned := range []bool{true, false} {
-				alignWords = aligned
-				row("large", op, dims, dt, bench.ModeForward, rt, rc, true)
+	// long: every op, forward and forward+backward, f32, tiles 8 to 32.
+	if want("long") {
+		for _, op := range ops {
+			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+				grid("long-T", op, long.Dims(op), scans.F32, mode, []int{8, 16, 32}, 1024)
 			}
-			alignWords = true
+		}
+	}
+	// large: the forward of every op and element type, tiles 16 and 32
+	// and up to 16 chunks.
+	if want("large") {
+		for _, op := range ops {
+			for _, dt := range scans.DTypes {
+				grid("large", op, large.Dims(op), dt, bench.ModeForward, []int{16, 32}, 16)
+			}
+		}
+	}
+	// aligned: the 16-bit forwards at the large shape compiled for whole
+	// words and not.
+	if want("aligned") {
+		for _, op := range ops {
+			dims := large.Dims(op)
+			for _, dt := range []scans.DType{scans.F16, scans.BF16} {
+				units, steps := elementwiseUnits(op, dt, dims.N)
+				rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
+				for _, aligned := range []bool{true, false} {
+					alignWords = aligned
+					row("large", op, dims, dt, bench.ModeForward, rt, rc, true)
+				}
+				alignWords = true
+			}
 		}
 	}
 	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
