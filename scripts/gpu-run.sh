@@ -74,7 +74,7 @@ for m in $modes; do
       holder=$!
       sleep 5
     fi
-    MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" .build/vk.test -test.run TestLayoutSweep -test.count=1 >"$RES/vk-sweep.log" 2>&1 || rc=1
+    MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/vk-sweep.log"
     [ -n "$holder" ] && kill "$holder"
     ;;

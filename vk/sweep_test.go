@@ -43,8 +43,13 @@ func TestLayoutSweep(t *testing.T) {
 	// Enough runs that the GPU's clocks are up for most of them (the host
 	// draws each row's inputs while the device idles).
 	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 250 * time.Millisecond}
-	var out strings.Builder
-	fmt.Fprintf(&out, "# %s\nshape\top\tmode\tdtype\ttile\tchunks\taligned\trule\tmedian_us\n", b.Status().Device)
+	// Rows are written as they are timed, so a run cut short keeps them.
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	fmt.Fprintf(out, "# %s\nshape\top\tmode\tdtype\ttile\tchunks\taligned\trule\tmedian_us\n", b.Status().Device)
 	row := func(shape string, op scans.Op, dims scans.Dims, dt scans.DType, mode bench.Mode, tile, chunks int, rule bool) {
 		m, err := bench.Measure(b, op, dims, dt, mode, timing, rng)
 		if err != nil {
@@ -52,7 +57,9 @@ func TestLayoutSweep(t *testing.T) {
 			return
 		}
 		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%v\t%v\t%.2f\n", shape, op, mode, dt, tile, chunks, alignWords, rule, m.Median*1e6)
-		out.WriteString(line)
+		if _, err := out.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
 		t.Log(strings.TrimSpace(line))
 	}
 	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
@@ -120,8 +127,5 @@ func TestLayoutSweep(t *testing.T) {
 				alignWords = true
 			}
 		}
-	}
-	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
