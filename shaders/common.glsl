@@ -33,6 +33,10 @@ layout(push_constant) uniform PushConstants {
 
 #define HAS_INIT ((pc.flags & 1u) != 0u)
 
+// +Inf. |x| < POS_INF is one ordered comparison that is false for NaN and
+// both infinities: the finiteness test of the chunk folds.
+#define POS_INF uintBitsToFloat(0x7f800000u)
+
 // Specialization constants shared by every module. Constant 0 is the
 // workgroup size (local_size_x_id = 0).
 layout(local_size_x_id = 0) in;
