@@ -58,9 +58,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "6fe7f3c29dc080115a859dea185e46ee5d1e5eb288f7b0f899a13058ed2870b2",
-	"affine_bwd.glsl":                  "2b8fe98756cb755ea811ff69fec8ac9cdb19f1dd0a862648d7e5064efe83117f",
-	"affine_fwd.glsl":                  "f79ec49e6912ae2adde796323c2058a47667fc9049d09e374bc8f2fb55a04cd5",
+	"affine.glsl":                      "78fc67f6dfdd6cc0c2c0ac072493c4f1b19c46cd3f26fff0b74151b7809260e5",
+	"affine_bwd.glsl":                  "f0de5f9de9f48604b882a9b28f80478799909377ce1740182ca492f481cefac8",
+	"affine_fwd.glsl":                  "9cbb468dab8bc70fd7e3b6d6fac2e29c49c6331295ab85cfeadb7d6c5c02cb20",
 	"affine_rows.glsl":                 "869ef6d0a24b36cf094e503e192e672ae83d64b9fb00813afb22f369f6311287",
 	"chunks.glsl":                      "1ad67a30d727fc1fb69eb0eec8672b141f746526b65e8a7ab735fc96cea0d11e",
 	"common.glsl":                      "7d621f79d15fa1b971b40e0f8f6af5adb46c90147e0b2704ba56fc83f0af75c7",
