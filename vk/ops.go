@@ -333,8 +333,8 @@ func (c *call) useRows() bool {
 
 // affineKernel is the kernel of matrix_scan (the tiled elementwise layout
 // with 2x2 blocks) or of matrix_affine_scan (the row layout or the block
-// layout, see blockRows) in direction dir. Every choice of kernel for
-// these two operations is made here.
+// layout, see blockRows) in direction dir. The choice of kernel for these
+// two operations is made here (and, through useRows, nowhere else).
 func (c *call) affineKernel(op scans.Op, dir scans.Direction) kernel {
 	if op == scans.OpMatrixScan {
 		k := c.elementwise(dir)
@@ -403,7 +403,9 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 	}
 	ks := []kernel{k}
 	if d.V > 1 && !c.useRows() {
-		// dA sums over the v columns: a second dispatch reads G in f32.
+		// The column layout: dA sums over the v columns, held by
+		// different invocations, so a second dispatch reads G in f32.
+		// (The row layout forms dA in its one pass.)
 		g32 := operand{buf: oX.buf, stride: int64(sx), esize: 4}
 		if c.dt != scans.F32 {
 			buf, err := c.scratchF32(int64(d.B) * int64(sx))
