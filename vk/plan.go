@@ -352,3 +352,12 @@ func supports(op scans.Op, d scans.Dims, dt scans.DType) error {
 	}
 	return nil
 }
+
+// evenSlices is the slice size for B batch entries of which at most bs fit
+// at once: the fewest slices, of sizes as equal as they can be. A short
+// last slice would run alone, a few lanes walking all of T while the rest
+// of the device idles (32 entries that fit 31 at a time go as 16 and 16).
+func evenSlices(B, bs int64) int64 {
+	n := (B + bs - 1) / bs
+	return (B + n - 1) / n
+}

@@ -226,3 +226,11 @@ func TestRowRing(t *testing.T) {
 		}
 	}
 }
+
+func TestEvenSlices(t *testing.T) {
+	for _, c := range [][3]int64{{32, 31, 16}, {32, 32, 32}, {32, 40, 32}, {7, 2, 2}, {9, 4, 3}, {1, 1, 1}, {100, 33, 25}} {
+		if got := evenSlices(c[0], c[1]); got != c[2] {
+			t.Errorf("evenSlices(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
