@@ -79,3 +79,36 @@ bool aggregates_finite(Col r) {
     }
     return ok;
 }
+
+// A_ROWS_VEC4: the f32 kernels with k = 4 or 8 read a row of A as vec4
+// words through A_VEC, the vector view of A's binding: a quarter of the
+// load instructions, which bound these kernels (each of a lane's v
+// invocations reads every row of A_t). Other k and the 16-bit types keep
+// element loads. Such a row is 16-byte aligned: its first element is a
+// multiple of K (the rows before it hold K elements each, and so does the
+// slice's element offset inside its binding; see affine_rows.glsl).
+#if defined(DT_F32)
+#define A_ROWS_VEC4 (K == 4u || K == 8u)
+#else
+#define A_ROWS_VEC4 false
+#endif
+
+// A_DOT adds to acc the sum over m = 0..K-1, ascending, of A[ai + m] *
+// xv[x0 + m]: a row of A times a vector.
+#define A_DOT(acc, ai, xv, x0)                                          \
+    {                                                                  \
+        uint adot_i_ = (ai);                                           \
+        if (A_ROWS_VEC4) {                                             \
+            for (uint q_ = 0u; q_ < K / 4u; q_++) {                    \
+                vec4 w_ = A_VEC(adot_i_ / 4u + q_);                    \
+                acc += w_.x * xv[(x0) + 4u * q_];                       \
+                acc += w_.y * xv[(x0) + 4u * q_ + 1u];                  \
+                acc += w_.z * xv[(x0) + 4u * q_ + 2u];                  \
+                acc += w_.w * xv[(x0) + 4u * q_ + 3u];                  \
+            }                                                          \
+        } else {                                                       \
+            for (uint m_ = 0u; m_ < K; m_++) {                         \
+                acc += LD(A_, adot_i_ + m_) * xv[(x0) + m_];            \
+            }                                                          \
+        }                                                              \
+    }

@@ -19,6 +19,40 @@ OUT_BUFFER(4, dA_)
 OUT_BUFFER(5, dX_)
 OUT_BUFFER(6, dH0_)
 layout(std430, set = 0, binding = 7) buffer BufG32 { float G32_[]; };
+#if defined(DT_F32)
+layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { vec4 A4_[]; };
+#define A_VEC(i) A4_[(i)]
+#else
+#define A_VEC(i) vec4(0.0)
+#endif
+
+// at_mul sets o = A^T g for the kxk block of A at element ai; each o[m]
+// sums over i from 0 in ascending order. Where A_ROWS_VEC4, A is read row
+// by row as vec4, else element by element, column by column.
+void at_mul(uint ai, float g[K], out float o[K]) {
+    if (A_ROWS_VEC4) {
+        for (uint m = 0u; m < K; m++) {
+            o[m] = 0.0;
+        }
+        for (uint i = 0u; i < K; i++) {
+            for (uint q = 0u; q < K / 4u; q++) {
+                vec4 w = A_VEC((ai + i * K) / 4u + q);
+                o[4u * q] += w.x * g[i];
+                o[4u * q + 1u] += w.y * g[i];
+                o[4u * q + 2u] += w.z * g[i];
+                o[4u * q + 3u] += w.w * g[i];
+            }
+        }
+    } else {
+        for (uint m = 0u; m < K; m++) {
+            float acc = 0.0;
+            for (uint i = 0u; i < K; i++) {
+                acc += LD(A_, ai + i * K + m) * g[i];
+            }
+            o[m] = acc;
+        }
+    }
+}
 
 void scan_columns() {
     Col r = column_of_invocation();
@@ -46,21 +80,13 @@ void scan_columns() {
                 for (uint i = 0u; i < K; i++) {
                     g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
                 }
-                for (uint m = 0u; m < K; m++) {
-                    float acc = 0.0;
-                    for (uint i = 0u; i < K; i++) {
-                        acc += LD(A_, ai + i * K + m) * g[i];
-                    }
-                    u[m] = acc;
-                }
+                at_mul(ai, g, u);
                 for (uint w = 0u; w < NP; w++) {
-                    for (uint m = 0u; m < K; m++) {
-                        float acc = 0.0;
-                        for (uint i = 0u; i < K; i++) {
-                            acc += LD(A_, ai + i * K + m) * q[w * K + i];
-                        }
-                        g[m] = acc;
+                    float qw[K];
+                    for (uint i = 0u; i < K; i++) {
+                        qw[i] = q[w * K + i];
                     }
+                    at_mul(ai, qw, g);
                     for (uint m = 0u; m < K; m++) {
                         q[w * K + m] = g[m];
                     }
@@ -134,13 +160,7 @@ void scan_columns() {
                 }
             }
         }
-        for (uint m = 0u; m < K; m++) {
-            float acc = 0.0;
-            for (uint i = 0u; i < K; i++) {
-                acc += LD(A_, ai + i * K + m) * g[i];
-            }
-            u[m] = acc;
-        }
+        at_mul(ai, g, u);
     }
     if (r.j == 0u && HAS_INIT) {
         for (uint i = 0u; i < K; i++) {

@@ -5,6 +5,12 @@ IN_BUFFER(0, A_)
 IN_BUFFER(1, X_)
 IN_BUFFER(2, H0_)
 OUT_BUFFER(3, H_)
+#if defined(DT_F32)
+layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { vec4 A4_[]; };
+#define A_VEC(i) A4_[(i)]
+#else
+#define A_VEC(i) vec4(0.0)
+#endif
 
 // step applies step t of the lane to this invocation's column h:
 // h <- A_t h + X_t[:, c], summing in the same order everywhere.
@@ -14,9 +20,7 @@ void step(Col r, uint t, inout float h[K]) {
     float hn[K];
     for (uint i = 0u; i < K; i++) {
         float acc = LD(X_, pc.off[1] + xi + i * V);
-        for (uint m = 0u; m < K; m++) {
-            acc += LD(A_, ai + i * K + m) * h[m];
-        }
+        A_DOT(acc, ai + i * K, h, 0u);
         hn[i] = acc;
     }
     for (uint i = 0u; i < K; i++) {
@@ -47,9 +51,7 @@ void main() {
                 for (uint q = 0u; q < NP; q++) {
                     for (uint i = 0u; i < K; i++) {
                         float acc = 0.0;
-                        for (uint m = 0u; m < K; m++) {
-                            acc += LD(A_, ai + i * K + m) * p[q * K + m];
-                        }
+                        A_DOT(acc, ai + i * K, p, q * K);
                         hn[i] = acc;
                     }
                     for (uint i = 0u; i < K; i++) {

@@ -101,8 +101,22 @@
 // 8 steps of A and b in registers, and the chunk aggregates are 2x2 affine
 // maps; the same segment rule with 8 steps per invocation.
 //
-// matrix_affine_scan: H_t = A_t H_{t-1} + X_t multiplies from the left, so
-// each of a block's v columns evolves on its own; one invocation keeps one
+// matrix_affine_scan has two layouts, chosen by shape. The row layout
+// (k >= 2 and v >= 2, with at least 2^13 row invocations b*n*k, or
+// wherever the column layout below would not chunk T): one invocation per
+// row of a block's kxv state (v floats in registers), 32/k blocks per
+// workgroup, T walked in one piece. Each step an invocation reads its rows
+// of A_t and X_t (the backward: A_t, dH_t, H_{t-1}), contiguous and read
+// once, whole 16-byte vectors where the row allows, with the loads of the
+// next steps (up to 8) already in flight in registers; the rows of
+// H_{t-1} (backward: G_t, H_{t-1}, A_t) are exchanged through shared
+// memory, one barrier per step. The walk is the sequential recurrence, so
+// NaN and Inf propagate as in the reference, and the backward forms dA_t in
+// the same pass.
+//
+// The column layout (one-column states, and few lanes with long T, such as
+// the long-T benchmark shape): each of a block's v columns evolves on its
+// own; one invocation keeps one
 // column (k floats) in registers. T is chunked when ceil(k/v) <= 4: pass 1
 // computes each chunk's aggregate from a zero carry (its kxk transition
 // product built column by column across the lane's invocations, about

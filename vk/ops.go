@@ -316,14 +316,42 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	return k
 }
 
+// rows is the kernel of matrix_affine_scan in the row layout (see
+// blockRows): rowsWG/k lanes of k invocations per workgroup.
+func (c *call) rows(dir scans.Direction) kernel {
+	d := c.dims
+	module := "matrix_affine_scan_rows_fwd_" + c.dt.String()
+	if dir == scans.Backward {
+		module = "matrix_affine_scan_rows_bwd_" + c.dt.String()
+	}
+	k := kernel{module: module, T: uint32(d.T), N: uint32(d.N)}
+	k.spec[specWG] = uint32(rowsWG / d.K * d.K)
+	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
+	k.spec[specChunks], k.spec[specTile] = 1, 1
+	k.spec[specRing] = uint32(rowRing(d.K, d.V, c.dt.Size(), dir == scans.Backward))
+	k.invPerBatch = int64(d.N) * int64(d.K)
+	return k
+}
+
+// useRows says whether matrix_affine_scan runs in the row layout.
+func (c *call) useRows() bool {
+	d := c.dims
+	return c.op == scans.OpMatrixAffineScan &&
+		blockRows(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+}
+
 // affineKernel is the kernel of matrix_scan (the tiled elementwise layout
-// with 2x2 blocks) or of matrix_affine_scan (the block layout) in
-// direction dir.
+// with 2x2 blocks) or of matrix_affine_scan (the row layout or the block
+// layout, see blockRows) in direction dir. The choice of kernel for these
+// two operations is made here (and, through useRows, nowhere else).
 func (c *call) affineKernel(op scans.Op, dir scans.Direction) kernel {
 	if op == scans.OpMatrixScan {
 		k := c.elementwise(dir)
 		k.spec[specK] = 2
 		return k
+	}
+	if c.useRows() {
+		return c.rows(dir)
 	}
 	return c.block(dir, 0)
 }
@@ -383,8 +411,10 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 		k.flags = 1
 	}
 	ks := []kernel{k}
-	if d.V > 1 {
-		// dA sums over the v columns: a second dispatch reads G in f32.
+	if d.V > 1 && !c.useRows() {
+		// The column layout: dA sums over the v columns, held by
+		// different invocations, so a second dispatch reads G in f32.
+		// (The row layout forms dA in its one pass.)
 		g32 := operand{buf: oX.buf, stride: int64(sx), esize: 4}
 		if c.dt != scans.F32 {
 			buf, err := c.scratchF32(int64(d.B) * int64(sx))

@@ -183,3 +183,54 @@ func TestGivensLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockRows: matrix_affine_scan takes the row layout at the large and
+// lab benchmark shapes and wherever the column layout would not chunk T;
+// long-T keeps the chunked column layout.
+func TestBlockRows(t *testing.T) {
+	for _, c := range []struct {
+		B, T, N, K, V int
+		rows          bool
+	}{
+		{32, 4096, 128, 8, 8, true}, // large: 32768 row invocations
+		{128, 64, 8, 8, 8, true},    // lab: 8192 row invocations
+		{16, 1024, 8, 8, 8, false},  // long-T: 1024, the column layout chunks
+		{3, 40, 3, 4, 2, true},      // too short for the column layout to chunk
+		{3, 1000, 5, 8, 8, false},   //
+		{3, 1000, 5, 16, 2, true},   // ceil(k/v) = 8: the column layout does not chunk
+		{1 << 14, 1000, 8, 2, 1, false},
+		{1 << 14, 1000, 8, 1, 8, false},
+	} {
+		if got := blockRows(c.B, c.T, c.N, c.K, c.V, 1024, 32<<10); got != c.rows {
+			t.Errorf("%+v: rows %v", c, got)
+		}
+	}
+	if blockRows(32, 4096, 128, 8, 8, 16, 32<<10) {
+		t.Errorf("rows with workgroups limited to 16 invocations")
+	}
+}
+
+func TestRowRing(t *testing.T) {
+	for _, c := range []struct {
+		K, V, esize int
+		bwd         bool
+		ring        int
+	}{
+		{8, 8, 4, false, 8}, {8, 8, 4, true, 4},
+		{8, 8, 2, false, 8}, {8, 8, 2, true, 4},
+		{16, 16, 4, false, 2}, {16, 16, 4, true, 1},
+		{16, 4, 4, false, 4}, {2, 2, 2, true, 8},
+	} {
+		if got := rowRing(c.K, c.V, c.esize, c.bwd); got != c.ring {
+			t.Errorf("%+v: ring %d", c, got)
+		}
+	}
+}
+
+func TestEvenSlices(t *testing.T) {
+	for _, c := range [][3]int64{{32, 31, 16}, {32, 32, 32}, {32, 40, 32}, {7, 2, 2}, {9, 4, 3}, {1, 1, 1}, {100, 33, 25}} {
+		if got := evenSlices(c[0], c[1]); got != c[2] {
+			t.Errorf("evenSlices(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}

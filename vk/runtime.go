@@ -786,6 +786,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	if err != nil {
 		return 0, false, err
 	}
+	bs = evenSlices(B, bs)
 	var recs []dispatchRec
 	for b0 := int64(0); b0 < B; b0 += bs {
 		n := bs
