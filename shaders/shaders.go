@@ -34,12 +34,14 @@ import (
 //go:embed spv/*.spv
 var spv embed.FS
 
-// module is one compiled kernel: its name, its source file and the
-// preprocessor macros it was compiled with.
+// module is one compiled kernel: its name, its source file, the
+// preprocessor macros it was compiled with and the options it adds to the
+// common ones.
 type module struct {
 	Name    string
 	Source  string
 	Defines []string
+	Flags   []string
 }
 
 // SPIRV returns the embedded SPIR-V of the named module.
