@@ -186,7 +186,7 @@ void main() {
     u0 = 0.0;
     u1 = 0.0;
     if (CHUNKS > 1u) {
-        for (uint m = 0u; m <= K; m++) {
+        [[unroll]] for (uint m = 0u; m <= K; m++) {
             v0[m] = (m == 2u * r.q) ? 1.0 : 0.0;
             v1[m] = (m == 2u * r.q + 1u) ? 1.0 : 0.0;
         }
@@ -195,7 +195,7 @@ void main() {
         }
         uint g = group_slot(r, r.j);
         bool fin = true;
-        for (uint m = 0u; m < K; m++) {
+        [[unroll]] for (uint m = 0u; m < K; m++) {
             sh_P[g * PSTRIDE + 2u * r.q * K + m] = v0[m];
             sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] = v1[m];
             fin = fin && finite(v0[m]) && finite(v1[m]);
@@ -228,20 +228,20 @@ void main() {
             // Every invocation of the lane folds the whole carry (k
             // channels) through the aggregates of the chunks after its own.
             float u[K];
-            for (uint i = 0u; i < K; i++) {
+            [[unroll]] for (uint i = 0u; i < K; i++) {
                 u[i] = 0.0;
             }
             for (uint k = CHUNKS - 1u; k > r.j; k--) {
                 uint g = group_slot(r, k);
                 float un[K];
-                for (uint i = 0u; i < K; i++) {
+                [[unroll]] for (uint i = 0u; i < K; i++) {
                     float acc = sh_S[g * SSTRIDE + i];
-                    for (uint m = 0u; m < K; m++) {
+                    [[unroll]] for (uint m = 0u; m < K; m++) {
                         acc += sh_P[g * PSTRIDE + i * K + m] * u[m];
                     }
                     un[i] = acc;
                 }
-                for (uint i = 0u; i < K; i++) {
+                [[unroll]] for (uint i = 0u; i < K; i++) {
                     u[i] = un[i];
                 }
             }

@@ -104,7 +104,7 @@ void walk(Thr r, bool agg, uint t0, uint t1) {
 void main() {
     Thr r = thread_of_invocation();
     if (CHUNKS > 1u) {
-        for (uint m = 0u; m <= K; m++) {
+        [[unroll]] for (uint m = 0u; m <= K; m++) {
             v0[m] = (m == 2u * r.q) ? 1.0 : 0.0;
             v1[m] = (m == 2u * r.q + 1u) ? 1.0 : 0.0;
         }
@@ -113,7 +113,7 @@ void main() {
         }
         uint g = group_slot(r, r.j);
         bool fin = true;
-        for (uint m = 0u; m < K; m++) {
+        [[unroll]] for (uint m = 0u; m < K; m++) {
             sh_P[g * PSTRIDE + 2u * r.q * K + m] = v0[m];
             sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] = v1[m];
             fin = fin && finite(v0[m]) && finite(v1[m]);
@@ -132,7 +132,7 @@ void main() {
         // through the aggregates of the chunks before its own.
         float h[K];
         bool ok = true;
-        for (uint i = 0u; i < K; i++) {
+        [[unroll]] for (uint i = 0u; i < K; i++) {
             h[i] = HAS_INIT ? LD(h0_, pc.off[3] + init_index(r) + i) : 0.0;
             ok = ok && finite(h[i]);
         }
@@ -157,14 +157,14 @@ void main() {
         for (uint k = 0u; ok && k < r.j; k++) {
             uint g = group_slot(r, k);
             float hn[K];
-            for (uint i = 0u; i < K; i++) {
+            [[unroll]] for (uint i = 0u; i < K; i++) {
                 float acc = sh_S[g * SSTRIDE + i];
-                for (uint m = 0u; m < K; m++) {
+                [[unroll]] for (uint m = 0u; m < K; m++) {
                     acc += sh_P[g * PSTRIDE + i * K + m] * h[m];
                 }
                 hn[i] = acc;
             }
-            for (uint i = 0u; i < K; i++) {
+            [[unroll]] for (uint i = 0u; i < K; i++) {
                 h[i] = hn[i];
             }
         }

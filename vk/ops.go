@@ -318,7 +318,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	if c.b.cfg.noSubgroup {
 		width = 0
 	}
-	wg, chunks, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	wg, chunks, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, c.dev.subgroupAlign(), c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	if !ok {
 		return kernel{}, false
 	}
@@ -339,6 +339,9 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	k.spec[specDepth] = givensSGDepth
 	if c.dev.software {
 		k.spec[specDepth] = givensSGDepthCPU
+	}
+	if c.b.cfg.givensDepth > 0 {
+		k.spec[specDepth] = uint32(c.b.cfg.givensDepth)
 	}
 	k.invPerBatch = int64(d.N) * int64(d.K/2) * int64(chunks)
 	return k, true

@@ -258,12 +258,12 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 
 // The subgroup Givens layout (givens_scan_sg_*, see shaders/givens_sg.glsl),
 // used where the device's subgroups have shuffles in compute shaders and
-// hold at least F = k/2 invocations (shuffleWidth >= F); otherwise
-// givensLayout's kernels run. A lane is served by F invocations of one
-// subgroup (one per pair of channels), per chunk of T. The workgroup is
-// givensSGWG invocations, or the subgroup size if larger, or F*chunks if
-// larger still (LPW = WG/(F*chunks) lanes), so it is always a multiple of
-// the subgroup size. The chunk count doubles from 1 while each chunk
+// hold at least F = k/2 invocations (width, the device's smallest
+// subgroup size, >= F); otherwise givensLayout's kernels run. A lane is
+// served by F invocations of one subgroup (one per pair of channels), per
+// chunk of T. The workgroup is givensSGWG invocations, or the reported
+// subgroup size (align) if larger, or F*chunks if larger still (LPW =
+// WG/(F*chunks) lanes), so it is always a whole number of subgroups. The chunk count doubles from 1 while each chunk
 // keeps at least givensSGMinChunk steps, the invocations stay within
 // givensSGTarget (about four subgroups of 32 per compute unit of a large
 // GPU, the occupancy at which the unchunked kernel's 16 steps of loads in
@@ -281,14 +281,14 @@ const (
 	givensSGTarget   = 1 << 14
 )
 
-func givensSGLayout(B, T, N, K, width, maxWG, maxShared int) (wg, chunks int, ok bool) {
+func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks int, ok bool) {
 	f := K / 2
 	if K < 2 || K%2 != 0 || width < f {
 		return 0, 0, false
 	}
 	base := givensSGWG
-	if width > base {
-		base = width
+	if align > base {
+		base = align
 	}
 	limit := maxElementwiseWG
 	if maxWG < limit {

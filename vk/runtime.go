@@ -94,7 +94,8 @@ type device struct {
 	maxWG         int
 	maxShared     int
 	api           uint32 // the instance's API version
-	subgroup      int    // subgroup size for shuffles in compute, 0 without (see subgroupSize)
+	subgroup      int    // smallest subgroup size for shuffles in compute, 0 without (see subgroupSize)
+	subgroupMax   int    // the reported subgroup size
 	tsPeriod      float64
 	tsMask        uint64
 	hasTimestamps bool
@@ -450,27 +451,33 @@ const (
 	stageCompute    = 0x20
 )
 
-// subgroupSize is the device's subgroup size when compute shaders have the
-// basic and shuffle subgroup operations (Vulkan 1.1 on both the instance
-// and the device), else 0: the kernels that exchange values through
-// shuffles run only where it is at least the invocations that exchange.
+// subgroupSize is the smallest subgroup size the device runs compute
+// shaders with when they have the basic and shuffle subgroup operations
+// (Vulkan 1.1 on both the instance and the device), else 0: the kernels
+// that exchange values through shuffles run only where it is at least the
+// invocations that exchange. (Some compilers choose a size below the
+// reported subgroupSize; VK_EXT_subgroup_size_control reports the least.)
 func (d *device) subgroupSize(deviceAPI uint32) int {
 	if d.api < vk.MakeVersion(1, 1, 0) || deviceAPI < vk.MakeVersion(1, 1, 0) {
 		return 0
 	}
-	size, stages, ops, ok := shimSubgroup(d.instance, d.phys)
+	size, minSize, stages, ops, ok := shimSubgroup(d.instance, d.phys)
 	if !ok || stages&stageCompute == 0 || ops&(subgroupBasic|subgroupShuffle) != subgroupBasic|subgroupShuffle {
 		return 0
 	}
-	if size == 0 || size&(size-1) != 0 {
+	if minSize == 0 || minSize&(minSize-1) != 0 || size&(size-1) != 0 {
 		return 0
 	}
-	return int(size)
+	d.subgroupMax = int(size)
+	return int(minSize)
 }
 
-// shuffleWidth is the subgroup size the kernels may exchange values
-// within, 0 when they may not.
-func (d *device) shuffleWidth() int { return d.subgroup }
+// shuffleWidth is the number of invocations the kernels may exchange
+// values within (the device's smallest subgroup size), 0 when they may
+// not; subgroupAlign a multiple of every subgroup size the device uses,
+// which a workgroup of those kernels is a multiple of.
+func (d *device) shuffleWidth() int  { return d.subgroup }
+func (d *device) subgroupAlign() int { return d.subgroupMax }
 
 // memoryType finds a memory type allowed by bits with all of want.
 func (d *device) memoryType(bits uint32, want vk.MemoryPropertyFlags) (uint32, bool) {
