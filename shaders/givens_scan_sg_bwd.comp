@@ -33,8 +33,10 @@ OUT_BUFFER(8, dh0_)
 // h_{t-1} of the steps loaded ahead (eight registers a step in f32).
 RAW rt1[D], rt2[D];
 RAW2 rs[D], rd[D], rh[D];
-// Step, element and angle index of the next step to load.
+// Step, element and angle index of the next step to load; the raw pair
+// of h0 (or zeros), which step 0 takes as h_{t-1}.
 uint tL, eL, aL;
+RAW2 hinit;
 
 // The carry (channels 2q, 2q+1), or rows 2q, 2q+1 of the k columns of P
 // and of S (pass 1, column K).
@@ -43,19 +45,16 @@ float v0[K + 1u], v1[K + 1u];
 
 void load(Thr r, bool agg, uint d) {
     rt1[d] = LDR(theta_, pc.off[0] + aL + r.q);
-    if (r.q + 1u < F) {
-        rt2[d] = LDR(theta_, pc.off[0] + aL + F + r.q);
+    if (K > 2u) {
+        rt2[d] = LDR(theta_, pc.off[0] + aL + F + q2(r));
     }
     rs[d] = LDR2(sigma_, pc.off[1] + eL);
     rd[d] = LDR2(dh_, pc.off[4] + eL);
     if (!agg) {
-        if (tL > 0u) {
-            rh[d] = LDR2(h_, pc.off[3] + eL - pc.N * K);
-        } else if (HAS_INIT) {
-            rh[d] = LDR2(h0_, pc.off[2] + init_index(r) + 2u * r.q);
-        } else {
-            rh[d] = ZERO2;
-        }
+        // Branch-free: step 0 loads its own h (a valid element) and takes
+        // h0 instead.
+        RAW2 hv = LDR2(h_, pc.off[3] + ((tL > 0u) ? eL - pc.N * K : eL));
+        rh[d] = (tL > 0u) ? hv : hinit;
     }
     eL -= pc.N * K;
     aL -= pc.N * (K - 1u);
@@ -80,7 +79,7 @@ float angle_grad(Thr r, int a, float d1, float d2) {
 // stores.
 void step(Thr r, bool agg, uint d, uint e, uint a) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
-    float th2 = (r.q + 1u < F) ? WIDE(rt2[d], pc.off[0] + a + F + r.q) : 0.0;
+    float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
     vec2 dd = WIDE2(rd[d]);
     float c1 = cos(th1), s1 = sin(th1);
@@ -147,6 +146,10 @@ void step(Thr r, bool agg, uint d, uint e, uint a) {
 void walk(Thr r, bool agg, uint t0, uint t1) {
     if (t0 >= t1) {
         return;
+    }
+    hinit = ZERO2;
+    if (!agg && t0 == 0u && HAS_INIT) {
+        hinit = LDR2(h0_, pc.off[2] + init_index(r) + 2u * r.q);
     }
     tL = t1 - 1u;
     eL = elem_index(r, tL);

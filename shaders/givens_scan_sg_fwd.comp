@@ -26,8 +26,8 @@ float v0[K + 1u], v1[K + 1u];
 
 void load(Thr r, uint d) {
     rt1[d] = LDR(theta_, pc.off[0] + aL + r.q);
-    if (r.q + 1u < F) {
-        rt2[d] = LDR(theta_, pc.off[0] + aL + F + r.q);
+    if (K > 2u) {
+        rt2[d] = LDR(theta_, pc.off[0] + aL + F + q2(r));
     }
     rs[d] = LDR2(sigma_, pc.off[1] + eL);
     rx[d] = LDR2(x_, pc.off[2] + eL);
@@ -39,7 +39,7 @@ void load(Thr r, uint d) {
 // agg: apply it to the columns of pass 1, else to the state and store.
 void step(Thr r, bool agg, uint d, uint e, uint a) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
-    float th2 = (r.q + 1u < F) ? WIDE(rt2[d], pc.off[0] + a + F + r.q) : 0.0;
+    float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
     vec2 xx = WIDE2(rx[d]);
     float cp, sp;

@@ -103,6 +103,11 @@ uint elem_index(Thr r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * K + 2u
 uint angle_index(Thr r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * (K - 1u); }
 uint init_index(Thr r) { return (r.b * pc.N + r.n) * K; }
 
+// The second-layer angle this invocation loads: its own, F + q, for
+// q < F - 1; the last invocation of a lane has none and loads that of
+// q - 1 (a valid element, ignored), so that every load is unconditional.
+uint q2(Thr r) { return min(r.q, F - 2u); }
+
 // Raw loads for the ring: RAW holds one element as stored (for 16-bit
 // types its word), RAW2 the pair of elements i, i+1 (for 16-bit types one
 // word; an odd i, which the host's slicing does not produce for the k-wide
