@@ -22,6 +22,12 @@ type config struct {
 	// bytes, as on a discrete GPU.
 	noUnified   bool
 	stagingSize int
+	// Tests: run the Givens kernels that use no subgroup operations; or
+	// give the subgroup Givens kernels this many chunks of T, or a ring
+	// of this many steps.
+	noSubgroup   bool
+	givensChunks int
+	givensDepth  int
 }
 
 // Backend runs the scans on a Vulkan device. It implements scans.Backend

@@ -71,7 +71,9 @@
 // stores. A lone 16-bit store (a row that starts at an odd element, odd
 // D's last channel, one dtheta per step) is two atomics (clear the half,
 // set it), so that a neighbouring invocation's half is never lost. No
-// kernel depends on the subgroup size or waits on another workgroup.
+// kernel waits on another workgroup. Only the subgroup Givens kernels use
+// subgroup operations, and only on a device that reports them (below);
+// every other kernel is correct at any subgroup size.
 //
 // linear_scan and parallel_scan_log: a workgroup owns one lane, a batch
 // entry and a tile of TILE contiguous channels (the smallest power of two
@@ -131,14 +133,27 @@
 // scan per column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a
 // second dispatch computes it from G read back in f32.
 //
-// givens_scan: one invocation per block and chunk of T, the rotations
-// recomputed in registers, never divided by sigma. T is chunked only for
-// k <= 8 and while lanes x chunks < 4096 (few lanes: long-T and lab
-// shapes): pass 1 builds each chunk's kxk transition product and offset
-// (about k + 1 plain steps of work), the aggregates meet in shared memory,
-// and each chunk rescans from its carry-in. Chunking the large shape (4096
-// lanes) measured 3.5x slower on an H200, so many lanes walk all of T in
-// one chunk. The inputs of several steps are loaded into registers before
+// givens_scan, on a device whose compute shaders have subgroup shuffles
+// (Vulkan 1.1, VkPhysicalDeviceSubgroupProperties) in subgroups of at least
+// k/2 invocations: k/2 invocations of one subgroup per block, each holding
+// a pair of channels (2q, 2q+1), so the first layer of rotations is local
+// and the second exchanges one value each way between neighbouring
+// invocations by shuffles; each invocation computes two sines and cosines
+// per step and owns whole words of the 16-bit states and gradients. Each
+// keeps a ring of 16 steps of inputs in registers (the loads of step t+16
+// issued at step t), so that many loads are in flight while the
+// recurrence runs. T is chunked while the invocations stay within 2^14 and
+// chunks keep at least 16 steps (long-T and lab shapes): pass 1 builds each
+// chunk's kxk transition product and offset (each invocation two rows,
+// about k + 1 steps of work), the aggregates meet in shared memory, and
+// each chunk rescans from its carry-in; the large shape (16384 invocations)
+// walks all of T in one chunk, reading every input once. Elsewhere: one
+// invocation per block and chunk of T, the rotations recomputed in
+// registers, never divided by sigma. T is chunked only for k <= 8 and
+// while lanes x chunks < 4096: the same two passes, one invocation
+// building the whole product. Chunking the large shape (4096 lanes)
+// measured 3.5x slower on an H200, so many lanes walk all of T in one
+// chunk. The inputs of several steps are loaded into registers before
 // they are applied, so that their loads are in flight at once.
 //
 // Tensors larger than maxStorageBufferRange are processed in slices of the

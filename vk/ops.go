@@ -300,6 +300,9 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	wg, chunks := blockWG, 1
 	if c.op == scans.OpGivensScan {
+		if k, ok := c.givensSG(dir); ok {
+			return k
+		}
 		wg, chunks = givensLayout(d.B, d.T, d.N, d.K, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	} else if phase == 0 {
 		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
@@ -338,6 +341,43 @@ func (c *call) useRows() bool {
 	d := c.dims
 	return c.op == scans.OpMatrixAffineScan &&
 		blockRows(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+}
+
+// givensSG is the kernel of the subgroup Givens layout in direction dir,
+// when the device can run it (see givensSGLayout).
+func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
+	d := c.dims
+	width := c.dev.shuffleWidth()
+	if c.b.cfg.noSubgroup {
+		width = 0
+	}
+	wg, chunks, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, c.dev.subgroupAlign(), c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	if !ok {
+		return kernel{}, false
+	}
+	if c.b.cfg.givensChunks > 0 {
+		chunks = c.b.cfg.givensChunks
+		if f := d.K / 2 * chunks; f > wg {
+			wg = f
+		}
+	}
+	dn := "fwd"
+	if dir == scans.Backward {
+		dn = "bwd"
+	}
+	k := kernel{module: fmt.Sprintf("%s_sg_%s_%s", c.op, dn, c.dt), T: uint32(d.T), N: uint32(d.N)}
+	k.spec[specWG] = uint32(wg)
+	k.spec[specK], k.spec[specV] = uint32(d.K), 1
+	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
+	k.spec[specDepth] = givensSGDepth
+	if c.dev.software {
+		k.spec[specDepth] = givensSGDepthCPU
+	}
+	if c.b.cfg.givensDepth > 0 {
+		k.spec[specDepth] = uint32(c.b.cfg.givensDepth)
+	}
+	k.invPerBatch = int64(d.N) * int64(d.K/2) * int64(chunks)
+	return k, true
 }
 
 // affineKernel is the kernel of matrix_scan (the tiled elementwise layout

@@ -17,6 +17,7 @@ const (
 	specWriteG32        // block backward: also write G in f32
 	specAligned         // tiled 16-bit kernels: every word access is whole
 	specRing            // row layout: steps of loads in flight
+	specDepth           // subgroup Givens kernels: steps of loads in flight
 	numSpec
 )
 
@@ -326,6 +327,70 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 	}
 	wg, _ = layout(chunks)
 	return wg, chunks
+}
+
+// The subgroup Givens layout (givens_scan_sg_*, see shaders/givens_sg.glsl),
+// used where the device's subgroups have shuffles in compute shaders and
+// hold at least F = k/2 invocations (width, the device's smallest
+// subgroup size, >= F); otherwise givensLayout's kernels run. A lane is
+// served by F invocations of one subgroup (one per pair of channels), per
+// chunk of T. The workgroup is givensSGWG invocations, or the reported
+// subgroup size (align) if larger, or F*chunks if larger still (LPW =
+// WG/(F*chunks) lanes), so it is always a whole number of subgroups. The chunk count doubles from 1 while each chunk
+// keeps at least givensSGMinChunk steps, the invocations stay within
+// givensSGTarget (about four subgroups of 32 per compute unit of a large
+// GPU, the occupancy at which the unchunked kernel's 16 steps of loads in
+// flight per invocation saturate memory), and the workgroup stays within
+// maxElementwiseWG and the device's limits, its aggregates (about
+// (WG/F)*(k*k+k+8) + WG words) in shared memory. So a large batch runs
+// unchunked, reading every input once, and few lanes with long T take
+// chunks: B=16 T=1024 N=8 k=8 (128 lanes, 512 invocations) takes 32
+// chunks of 32 steps, B=128 T=64 N=8 k=8 four of 16.
+const (
+	givensSGDepth    = 16
+	givensSGDepthCPU = 4 // a CPU device compiles the unrolled ring much faster
+	givensSGWG       = 64
+	givensSGMinChunk = 16
+	givensSGTarget   = 1 << 14
+)
+
+func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks int, ok bool) {
+	f := K / 2
+	if K < 2 || K%2 != 0 || width < f {
+		return 0, 0, false
+	}
+	base := givensSGWG
+	if align > base {
+		base = align
+	}
+	limit := maxElementwiseWG
+	if maxWG < limit {
+		limit = maxWG
+	}
+	if base > maxWG {
+		return 0, 0, false
+	}
+	inv := int64(B) * int64(N) * int64(f)
+	layout := func(c int) (wg, shared int) {
+		wg = base
+		if f*c > wg {
+			wg = f * c
+		}
+		gpw := wg / f
+		return wg, 4 * (gpw*(K*K+4) + 1 + gpw*(K+4) + 1 + wg + 1) // the shader's sh_P, sh_S and sh_F
+	}
+	chunks = 1
+	for {
+		c := 2 * chunks
+		w, sh := layout(c)
+		if w > limit || sh > maxShared || int64(T) < int64(c*givensSGMinChunk) ||
+			inv*int64(c) > givensSGTarget {
+			break
+		}
+		chunks = c
+	}
+	wg, _ = layout(chunks)
+	return wg, chunks, true
 }
 
 func moduleName(op scans.Op, dir scans.Direction, dt scans.DType) string {

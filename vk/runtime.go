@@ -93,6 +93,9 @@ type device struct {
 	maxGroups     [3]uint32
 	maxWG         int
 	maxShared     int
+	api           uint32 // the instance's API version
+	subgroup      int    // smallest subgroup size for shuffles in compute, 0 without (see subgroupSize)
+	subgroupMax   int    // the reported subgroup size
 	tsPeriod      float64
 	tsMask        uint64
 	hasTimestamps bool
@@ -199,7 +202,14 @@ func (d *device) createInstance(validation bool) error {
 			return err
 		}
 	}
-	inst, r := shimCreateInstance(vk.MakeVersion(1, 0, 0), validation)
+	// Vulkan 1.1 where the loader has it, for the subgroup properties and
+	// the SPIR-V 1.3 modules of the subgroup kernels; they are used only
+	// on a device that is 1.1 too (see subgroupSize).
+	d.api = vk.MakeVersion(1, 0, 0)
+	if shimInstanceVersion() >= vk.MakeVersion(1, 1, 0) {
+		d.api = vk.MakeVersion(1, 1, 0)
+	}
+	inst, r := shimCreateInstance(d.api, validation)
 	if r == vk.ErrorIncompatibleDriver {
 		return errors.New("no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)")
 	}
@@ -322,6 +332,7 @@ func (d *device) choose(want string) error {
 	if d.maxShared > 32<<10 {
 		d.maxShared = 32 << 10 // leave room for several workgroups per core
 	}
+	d.subgroup = d.subgroupSize(pick.props.ApiVersion)
 	d.tsPeriod = float64(lim.TimestampPeriod)
 	fam, _ := computeFamily(d.instance, d.phys)
 	d.qfam = fam.index
@@ -432,6 +443,41 @@ func (d *device) destroy() {
 func (d *device) maxWorkgroup() int { return d.maxWG }
 
 func (d *device) maxSharedMemory() int { return d.maxShared }
+
+// Subgroup features (VkSubgroupFeatureFlagBits) and the compute stage.
+const (
+	subgroupBasic   = 0x1
+	subgroupShuffle = 0x10
+	stageCompute    = 0x20
+)
+
+// subgroupSize is the smallest subgroup size the device runs compute
+// shaders with when they have the basic and shuffle subgroup operations
+// (Vulkan 1.1 on both the instance and the device), else 0: the kernels
+// that exchange values through shuffles run only where it is at least the
+// invocations that exchange. (Some compilers choose a size below the
+// reported subgroupSize; VK_EXT_subgroup_size_control reports the least.)
+func (d *device) subgroupSize(deviceAPI uint32) int {
+	if d.api < vk.MakeVersion(1, 1, 0) || deviceAPI < vk.MakeVersion(1, 1, 0) {
+		return 0
+	}
+	size, minSize, stages, ops, ok := shimSubgroup(d.instance, d.phys)
+	if !ok || stages&stageCompute == 0 || ops&(subgroupBasic|subgroupShuffle) != subgroupBasic|subgroupShuffle {
+		return 0
+	}
+	if minSize == 0 || minSize&(minSize-1) != 0 || size&(size-1) != 0 {
+		return 0
+	}
+	d.subgroupMax = int(size)
+	return int(minSize)
+}
+
+// shuffleWidth is the number of invocations the kernels may exchange
+// values within (the device's smallest subgroup size), 0 when they may
+// not; subgroupAlign a multiple of every subgroup size the device uses,
+// which a workgroup of those kernels is a multiple of.
+func (d *device) shuffleWidth() int  { return d.subgroup }
+func (d *device) subgroupAlign() int { return d.subgroupMax }
 
 // memoryType finds a memory type allowed by bits with all of want.
 func (d *device) memoryType(bits uint32, want vk.MemoryPropertyFlags) (uint32, bool) {
