@@ -13,9 +13,14 @@
 # every layout, vk/sweep_test.go).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
-RES=$(mktemp -d)
-mkdir -p "$OUT"
-trap 'tar czf "$OUT/gpu-results.tgz" -C "$RES" .' EXIT
+# Results are written under $OUT as they come (so a call cut short keeps
+# them) and packed into one archive at the end.
+RES=$OUT/results
+mkdir -p "$RES"
+trap 'tar czf "$OUT/gpu-results.tgz" -C "$RES" . && rm -rf "$RES"' EXIT
+# Every step runs under a time limit (STEP_TIMEOUT seconds, default 300):
+# a kernel that hangs costs one step, not the whole call.
+to() { timeout "${STEP_TIMEOUT:-300}" "$@"; }
 modes=${*:-conformance bench memory}
 
 mkdir -p .build; [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz -C .build
@@ -41,28 +46,28 @@ for m in $modes; do
   case $m in
   conformance)
     echo "== CUDA conformance"
-    .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/cuda-conformance.log" 2>&1 || rc=1
+    to .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/cuda-conformance.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-conformance.log" | tail -20
     echo "== Vulkan conformance"
-    .build/vk.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
+    to .build/vk.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
     ;;
   bench)
     echo "== scanbench --check --bench"
-    .build/scanbench --check --bench --out "$RES" 2>&1 | tail -60 || rc=1
+    to .build/scanbench --check --bench --out "$RES" 2>&1 | tail -60 || rc=1
     ;;
   quick)
     echo "== CUDA and Vulkan conformance, trimmed matrix"
-    .build/cuda.test -test.short -test.count=1 >"$RES/cuda-quick.log" 2>&1 || rc=1
+    to .build/cuda.test -test.short -test.v -test.count=1 >"$RES/cuda-quick.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-quick.log" | tail -20
-    .build/vk.test -test.short -test.count=1 >"$RES/vk-quick.log" 2>&1 || rc=1
+    to .build/vk.test -test.short -test.v -test.count=1 >"$RES/vk-quick.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-quick.log" | tail -20
     ;;
   perf)
     echo "== scanbench --bench --quick"
     mkdir -p "$RES/f32" "$RES/half"
-    .build/scanbench --bench --quick --shapes lab,long-T,large --out "$RES/f32" 2>&1 | tail -3 || rc=1
-    .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 --out "$RES/half" 2>&1 | tail -3 || rc=1
+    to .build/scanbench --bench --quick --shapes lab,long-T,large --out "$RES/f32" 2>&1 | tail -3 || rc=1
+    to .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 --out "$RES/half" 2>&1 | tail -3 || rc=1
     ;;
   sweep)
     echo "== Vulkan tiled-kernel layout sweep"
@@ -74,13 +79,13 @@ for m in $modes; do
       holder=$!
       sleep 5
     fi
-    MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
+    MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/vk-sweep.log"
     [ -n "$holder" ] && kill "$holder"
     ;;
   memory)
     echo "== scanbench --memory"
-    .build/scanbench --memory --out "$RES" 2>&1 | tail -20 || rc=1
+    to .build/scanbench --memory --out "$RES" 2>&1 | tail -20 || rc=1
     ;;
   esac
 done
