@@ -18,6 +18,16 @@
 
 layout(constant_id = 3) const uint CHUNKS = 1;
 
+// A_VEC(i) is the i-th vec4 of A (binding 0, a second view of the same
+// buffer) in the f32 kernels, which read rows of A four elements at a time
+// where k is a multiple of 4; the 16-bit kernels never use it.
+#if defined(DT_F32)
+layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { vec4 A4_[]; };
+#define A_VEC(i) A4_[(i)]
+#else
+#define A_VEC(i) vec4(0.0)
+#endif
+
 const uint LPW = WG / (V * CHUNKS);        // lanes per workgroup
 const uint NP = (K + V - 1u) / V;          // columns of P per invocation
 const uint CHUNKED = 1u - 1u / CHUNKS;     // 0 when CHUNKS == 1, else 1

@@ -19,12 +19,6 @@ OUT_BUFFER(4, dA_)
 OUT_BUFFER(5, dX_)
 OUT_BUFFER(6, dH0_)
 layout(std430, set = 0, binding = 7) buffer BufG32 { float G32_[]; };
-#if defined(DT_F32)
-layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { vec4 A4_[]; };
-#define A_VEC(i) A4_[(i)]
-#else
-#define A_VEC(i) vec4(0.0)
-#endif
 
 // at_mul sets o = A^T g for the kxk block of A at element ai; each o[m]
 // sums over i from 0 in ascending order. Where A_ROWS_VEC4, A is read row

@@ -5,12 +5,6 @@ IN_BUFFER(0, A_)
 IN_BUFFER(1, X_)
 IN_BUFFER(2, H0_)
 OUT_BUFFER(3, H_)
-#if defined(DT_F32)
-layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { vec4 A4_[]; };
-#define A_VEC(i) A4_[(i)]
-#else
-#define A_VEC(i) vec4(0.0)
-#endif
 
 // step applies step t of the lane to this invocation's column h:
 // h <- A_t h + X_t[:, c], summing in the same order everywhere.

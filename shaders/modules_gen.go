@@ -64,9 +64,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "78fc67f6dfdd6cc0c2c0ac072493c4f1b19c46cd3f26fff0b74151b7809260e5",
-	"affine_bwd.glsl":                  "f0de5f9de9f48604b882a9b28f80478799909377ce1740182ca492f481cefac8",
-	"affine_fwd.glsl":                  "9cbb468dab8bc70fd7e3b6d6fac2e29c49c6331295ab85cfeadb7d6c5c02cb20",
+	"affine.glsl":                      "513e101cd5965a11f5b506d9d9f398c71864fd72e0ae02e1fc08cb9c208eec7c",
+	"affine_bwd.glsl":                  "df6f2c5199cddc274907dce50469351491b4e1258b0aeb2ae76635b3f896fd4c",
+	"affine_fwd.glsl":                  "3728181cee28d2e076713f210d1c540aac22d7ebdbdf60daaf2df57d11fda806",
 	"affine_rows.glsl":                 "b73dccc585d2df6485bc8ec0babd57f3fc267f44db372387d0a65b0cb5944e0b",
 	"chunks.glsl":                      "a512d9fe23218666ebb814d037c548837ca0c80ab8106a89a7c64195c3e552de",
 	"common.glsl":                      "e9d3cf808a713a3192278911fb9ef919ac817ce4c473ccbdf107501a05620448",
