@@ -169,7 +169,7 @@ func (c *call) elementwise(dir scans.Direction) kernel {
 	k.spec[specChunks] = uint32(chunks)
 	k.spec[specTile] = uint32(tile)
 	k.groupsPerBatch = int64((units + tile - 1) / tile)
-	k.wordAligned = alignWords && c.dt.Size() == 2 && (c.op == scans.OpMatrixScan || d.N%2 == 0)
+	k.wordAligned = alignWords && wholeWords(c.op, c.dt, d.N)
 	return k
 }
 

@@ -146,6 +146,15 @@ func elementwiseUnits(op scans.Op, dt scans.DType, n int) (units, steps int) {
 	return n, stepsPerInvocation
 }
 
+// wholeWords reports whether every word a tiled kernel of op loads or
+// stores for rows of n channels (or blocks) is whole once each operand
+// starts at an even element: a 16-bit type and an even n (an invocation's
+// two channels then share one word, and rows start on word boundaries),
+// or matrix_scan, whose blocks and vectors have 4 and 2 elements.
+func wholeWords(op scans.Op, dt scans.DType, n int) bool {
+	return dt.Size() == 2 && (op == scans.OpMatrixScan || n%2 == 0)
+}
+
 // tiledLayout is the rule above for steps steps per invocation.
 func tiledLayout(B, T, D int, maxWG int, steps int) (tile, chunks int) {
 	tile = 1

@@ -65,6 +65,27 @@ func TestMatrixScanLayout(t *testing.T) {
 
 // TestElementwiseUnits: an invocation serves one f32 channel or a word of
 // two 16-bit channels.
+func TestWholeWords(t *testing.T) {
+	for _, c := range []struct {
+		op   scans.Op
+		dt   scans.DType
+		n    int
+		want bool
+	}{
+		{scans.OpLinearScan, scans.F16, 64, true},
+		{scans.OpLinearScan, scans.BF16, 67, false},
+		{scans.OpParallelScanLog, scans.BF16, 2, true},
+		{scans.OpParallelScanLog, scans.F16, 1, false},
+		{scans.OpMatrixScan, scans.F16, 5, true},
+		{scans.OpLinearScan, scans.F32, 64, false},
+		{scans.OpMatrixScan, scans.F32, 4, false},
+	} {
+		if got := wholeWords(c.op, c.dt, c.n); got != c.want {
+			t.Errorf("wholeWords(%v, %v, %d) = %v, want %v", c.op, c.dt, c.n, got, c.want)
+		}
+	}
+}
+
 func TestElementwiseUnits(t *testing.T) {
 	for _, c := range []struct {
 		op           scans.Op
