@@ -90,6 +90,56 @@ bool aggregates_finite(Col r) {
     return ok;
 }
 
+// STORE_CHUNK(r, s, cols) stores this invocation's part of its chunk's
+// aggregate in shared memory: its column s of S (K floats) and its columns
+// cols of P (NP*K floats). (A macro: glslang does not reliably match
+// array parameters whose size is an expression of specialization
+// constants.)
+#define STORE_CHUNK(r, s, cols)                                         \
+    {                                                                   \
+        for (uint i_ = 0u; i_ < K; i_++) {                              \
+            sh_S[s_slot(r, r.j) + i_] = s[i_];                          \
+        }                                                               \
+        for (uint q_ = 0u; q_ < NP; q_++) {                             \
+            uint m_ = r.c + q_ * V;                                     \
+            if (m_ < K) {                                               \
+                for (uint i_ = 0u; i_ < K; i_++) {                      \
+                    sh_P[p_slot(r, r.j) + i_ * K + m_] = cols[q_ * K + i_]; \
+                }                                                       \
+            }                                                           \
+        }                                                               \
+    }
+
+// walk_all_if_not_finite waits for the workgroup's aggregates (after
+// STORE_CHUNK). Where one of the lane's is not finite it makes r the
+// sequential walk of all T by the lane's chunk-0 invocations (the others
+// leave) and returns true.
+bool walk_all_if_not_finite(inout Col r) {
+    barrier();
+    if (aggregates_finite(r)) {
+        return false;
+    }
+    r.live = r.live && r.j == 0u;
+    r.t0 = 0u;
+    r.t1 = pc.T;
+    return true;
+}
+
+// apply_chunk maps v through chunk k's aggregate: v = P_k v + S_k.
+void apply_chunk(Col r, uint k, inout float v[K]) {
+    float nv[K];
+    for (uint i = 0u; i < K; i++) {
+        float acc = sh_S[s_slot(r, k) + i];
+        for (uint m = 0u; m < K; m++) {
+            acc += sh_P[p_slot(r, k) + i * K + m] * v[m];
+        }
+        nv[i] = acc;
+    }
+    for (uint i = 0u; i < K; i++) {
+        v[i] = nv[i];
+    }
+}
+
 // A_ROWS_VEC4: the f32 kernels with k = 4 or 8 read a row of A as vec4
 // words through A_VEC, the vector view of A's binding: a quarter of the
 // load instructions, which bound these kernels (each of a lane's v

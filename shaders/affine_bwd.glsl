@@ -87,24 +87,8 @@ void scan_columns() {
                 }
             }
         }
-        for (uint i = 0u; i < K; i++) {
-            sh_S[s_slot(r, r.j) + i] = u[i];
-        }
-        for (uint w = 0u; w < NP; w++) {
-            uint m = r.c + w * V;
-            if (m < K) {
-                for (uint i = 0u; i < K; i++) {
-                    sh_P[p_slot(r, r.j) + i * K + m] = q[w * K + i];
-                }
-            }
-        }
-        barrier();
-        if (!aggregates_finite(r)) {
-            seq = true;
-            r.live = r.live && r.j == 0u;
-            r.t0 = 0u;
-            r.t1 = pc.T;
-        }
+        STORE_CHUNK(r, u, q);
+        seq = walk_all_if_not_finite(r);
     }
     if (!r.live) {
         return;
@@ -114,16 +98,7 @@ void scan_columns() {
     }
     if (CHUNKS > 1u && !seq) {
         for (uint k = CHUNKS - 1u; k > r.j; k--) {
-            for (uint i = 0u; i < K; i++) {
-                float acc = sh_S[s_slot(r, k) + i];
-                for (uint m = 0u; m < K; m++) {
-                    acc += sh_P[p_slot(r, k) + i * K + m] * u[m];
-                }
-                g[i] = acc;
-            }
-            for (uint i = 0u; i < K; i++) {
-                u[i] = g[i];
-            }
+            apply_chunk(r, k, u);
         }
     }
     for (uint tt = r.t1; tt > r.t0; tt--) {

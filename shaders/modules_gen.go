@@ -64,9 +64,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "513e101cd5965a11f5b506d9d9f398c71864fd72e0ae02e1fc08cb9c208eec7c",
-	"affine_bwd.glsl":                  "df6f2c5199cddc274907dce50469351491b4e1258b0aeb2ae76635b3f896fd4c",
-	"affine_fwd.glsl":                  "3728181cee28d2e076713f210d1c540aac22d7ebdbdf60daaf2df57d11fda806",
+	"affine.glsl":                      "f4b7ff794c7b9b9275a9afee581ed191864d2b6ef03deadfd870102fd697c140",
+	"affine_bwd.glsl":                  "2c40647139efcdd3fb538e0c015dbd8b0532e7619fdd1bef782659a4656dc165",
+	"affine_fwd.glsl":                  "fb218175ebf87214abe1b05883741597fb6bcd392815cf151bf3563fef725356",
 	"affine_rows.glsl":                 "b73dccc585d2df6485bc8ec0babd57f3fc267f44db372387d0a65b0cb5944e0b",
 	"chunks.glsl":                      "a512d9fe23218666ebb814d037c548837ca0c80ab8106a89a7c64195c3e552de",
 	"common.glsl":                      "e9d3cf808a713a3192278911fb9ef919ac817ce4c473ccbdf107501a05620448",
