@@ -10,14 +10,15 @@
 # Shorter modes for trying a change: quick (the trimmed conformance matrix of
 # both test binaries) and perf (quick benchmarks: every shape in f32, and the
 # large shape in f16 and bf16); sweep (the Vulkan tiled kernels timed under
-# every layout, vk/sweep_test.go).
+# every layout, vk/sweep_test.go). VK_SHORT=1 trims the Vulkan matrix of the
+# conformance mode; STEP_TIMEOUT (seconds) limits each step.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 # Results are written under $OUT as they come (so a call cut short keeps
 # them) and packed into one archive at the end.
 RES=$OUT/results
 mkdir -p "$RES"
-trap 'tar czf "$OUT/gpu-results.tgz" -C "$RES" . && rm -rf "$RES"' EXIT
+trap 'release_clocks; tar czf "$OUT/gpu-results.tgz" -C "$RES" . && rm -rf "$RES"' EXIT
 # Every step runs under a time limit (STEP_TIMEOUT seconds, default 300):
 # a kernel that hangs costs one step, not the whole call.
 to() { timeout "${STEP_TIMEOUT:-300}" "$@"; }
@@ -41,6 +42,22 @@ fi
   nvidia-smi -q 2>/dev/null | grep -iE 'CUDA Version|Driver Version' | head -3
 } | tee "$RES/machine.txt"
 
+# A process holding a CUDA context keeps an NVIDIA GPU's clocks up while
+# a Vulkan-only process runs (vk/sweep_test.go says why); torch is one way
+# to hold one. scanbench needs none: its CUDA backend holds one.
+holder=
+hold_clocks() {
+  [ -n "$holder" ] && return
+  if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    python3 -c 'import torch, time; torch.zeros(1, device="cuda"); time.sleep(3600)' &
+    holder=$!
+    sleep 5
+  fi
+}
+release_clocks() { [ -n "$holder" ] && kill "$holder"; holder=; }
+# VK_SHORT=1 runs the Vulkan conformance on the trimmed matrix.
+vkshort=; [ "${VK_SHORT:-0}" = 1 ] && vkshort=-test.short
+
 rc=0
 for m in $modes; do
   case $m in
@@ -49,8 +66,10 @@ for m in $modes; do
     to .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/cuda-conformance.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-conformance.log" | tail -20
     echo "== Vulkan conformance"
-    to .build/vk.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
+    hold_clocks
+    to .build/vk.test $vkshort -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
+    release_clocks
     ;;
   bench)
     echo "== scanbench --check --bench"
@@ -60,8 +79,10 @@ for m in $modes; do
     echo "== CUDA and Vulkan conformance, trimmed matrix"
     to .build/cuda.test -test.short -test.v -test.count=1 >"$RES/cuda-quick.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-quick.log" | tail -20
+    hold_clocks
     to .build/vk.test -test.short -test.v -test.count=1 >"$RES/vk-quick.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-quick.log" | tail -20
+    release_clocks
     ;;
   perf)
     echo "== scanbench --bench --quick"
@@ -71,17 +92,10 @@ for m in $modes; do
     ;;
   sweep)
     echo "== Vulkan tiled-kernel layout sweep"
-    # A process holding a CUDA context keeps an NVIDIA GPU's clocks up
-    # (vk/sweep_test.go says why); torch is one way to hold one.
-    holder=
-    if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-      python3 -c 'import torch, time; torch.zeros(1, device="cuda"); time.sleep(3600)' &
-      holder=$!
-      sleep 5
-    fi
+    hold_clocks
     MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/vk-sweep.log"
-    [ -n "$holder" ] && kill "$holder"
+    release_clocks
     ;;
   memory)
     echo "== scanbench --memory"
