@@ -67,13 +67,13 @@ for m in $modes; do
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-conformance.log" | tail -20
     echo "== Vulkan conformance"
     hold_clocks
-    to .build/vk.test $vkshort -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
+    MINGRU_VK_PIPELINE_LOG="$RES/vk-pipelines.log" to .build/vk.test $vkshort -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
     release_clocks
     ;;
   bench)
     echo "== scanbench --check --bench"
-    to .build/scanbench --check --bench --out "$RES" 2>&1 | tail -60 || rc=1
+    MINGRU_VK_PIPELINE_LOG="$RES/scanbench-pipelines.log" to .build/scanbench --check --bench --out "$RES" 2>&1 | tail -60 || rc=1
     ;;
   quick)
     echo "== CUDA and Vulkan conformance, trimmed matrix"

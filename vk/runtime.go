@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -108,6 +109,7 @@ type device struct {
 	queueMu       sync.Mutex
 	pipeMu        sync.Mutex
 	pipes         map[pipeKey]vk.Pipeline
+	pipeLog       string // file receiving one line per pipeline built ("" for none)
 	modules       map[string]vk.ShaderModule
 	ctxMu         sync.Mutex
 	ctxFree       []*execCtx
@@ -165,7 +167,7 @@ func openDevice(cfg config) (_ *device, err error) {
 	if err := loadLoader(cfg.loader); err != nil {
 		return nil, err
 	}
-	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}}
+	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog}
 	defer func() {
 		if err != nil {
 			d.destroy()
@@ -785,12 +787,28 @@ func (d *device) pipeline(module string, spec [numSpec]uint32) (vk.Pipeline, err
 		}
 		d.modules[module] = sm
 	}
+	start := time.Now()
 	p, r := shimCreatePipeline(d.instance, d.dev, sm, d.layout, spec[:])
 	if err := check(r, fmt.Sprintf("create pipeline %s %v", module, spec)); err != nil {
 		return nil, err
 	}
+	d.logPipeline(module, spec, time.Since(start))
 	d.pipes[key] = p
 	return p, nil
+}
+
+// logPipeline appends one line for a pipeline just built to the file named
+// by MINGRU_VK_PIPELINE_LOG. A diagnostic: failing to write it is ignored.
+func (d *device) logPipeline(module string, spec [numSpec]uint32, took time.Duration) {
+	if d.pipeLog == "" {
+		return
+	}
+	f, err := os.OpenFile(d.pipeLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s\t%v\t%.3f ms\n", module, spec, float64(took.Microseconds())/1e3)
+	f.Close()
 }
 
 // sliceSize is the number of batch entries whose bindings all fit in the
