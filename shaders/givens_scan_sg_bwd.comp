@@ -143,12 +143,12 @@ void step(Thr r, bool agg, uint d, uint e, uint a) {
 }
 
 // walk applies the steps [t0, t1) from the last, D steps of loads ahead.
-void walk(Thr r, bool agg, uint t0, uint t1) {
+void walk(Thr r, uint t0, uint t1) {
     if (t0 >= t1) {
         return;
     }
     hinit = ZERO2;
-    if (!agg && t0 == 0u && HAS_INIT) {
+    if (t0 == 0u && HAS_INIT) {
         hinit = LDR2(h0_, pc.off[2] + init_index(r) + 2u * r.q);
     }
     tL = t1 - 1u;
@@ -158,13 +158,13 @@ void walk(Thr r, bool agg, uint t0, uint t1) {
     uint left = t1 - t0;
     [[unroll]] for (uint d = 0u; d < D; d++) {
         if (d < left) {
-            load(r, agg, d);
+            load(r, false, d);
         }
     }
     for (; left >= 2u * D; left -= D) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
-            step(r, agg, d, e, a);
-            load(r, agg, d);
+            step(r, false, d, e, a);
+            load(r, false, d);
             e -= pc.N * K;
             a -= pc.N * (K - 1u);
         }
@@ -173,13 +173,46 @@ void walk(Thr r, bool agg, uint t0, uint t1) {
     for (; left > 0u; left = (left > D) ? left - D : 0u) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
             if (d < left) {
-                step(r, agg, d, e, a);
+                step(r, false, d, e, a);
                 if (d + D < left) {
-                    load(r, agg, d);
+                    load(r, false, d);
                 }
                 e -= pc.N * K;
                 a -= pc.N * (K - 1u);
             }
+        }
+    }
+}
+
+// walk_agg applies the steps [t0, t1), from the last, to the k + 1
+// columns of pass 1. A step there is already k + 1 independent columns of
+// work, so two slots of the ring suffice (the next step's loads in flight
+// during a step), and the loop holds two steps, not D: the D-step ring
+// unrolled over k + 1 columns made the chunked pipelines take seconds each
+// to build on some drivers (up to 20 s for k = 16). The host keeps D >= 2.
+void walk_agg(Thr r, uint t0, uint t1) {
+    if (t0 >= t1) {
+        return;
+    }
+    tL = t1 - 1u;
+    eL = elem_index(r, tL);
+    aL = angle_index(r, tL);
+    uint e = eL, a = aL;
+    load(r, true, 0u);
+    [[dont_unroll]] for (uint left = t1 - t0; left > 0u; left -= min(left, 2u)) {
+        if (left > 1u) {
+            load(r, true, 1u);
+        }
+        step(r, true, 0u, e, a);
+        e -= pc.N * K;
+        a -= pc.N * (K - 1u);
+        if (left > 1u) {
+            if (left > 2u) {
+                load(r, true, 0u);
+            }
+            step(r, true, 1u, e, a);
+            e -= pc.N * K;
+            a -= pc.N * (K - 1u);
         }
     }
 }
@@ -194,7 +227,7 @@ void main() {
             v1[m] = (m == 2u * r.q + 1u) ? 1.0 : 0.0;
         }
         if (r.live) {
-            walk(r, true, r.t0, r.t1);
+            walk_agg(r, r.t0, r.t1);
         }
         uint g = group_slot(r, r.j);
         bool fin = true;
@@ -252,7 +285,7 @@ void main() {
             u1 = u[2u * r.q + 1u];
         }
     }
-    walk(r, false, r.t0, r.t1);
+    walk(r, r.t0, r.t1);
     if (HAS_INIT && r.t0 == 0u) {
         ST2(dh0_, pc.off[8] + init_index(r) + 2u * r.q, u0, u1);
     }

@@ -63,8 +63,9 @@ void step(Thr r, bool agg, uint d, uint e, uint a) {
     }
 }
 
-// walk applies the steps [t0, t1) in order, D steps of loads ahead.
-void walk(Thr r, bool agg, uint t0, uint t1) {
+// walk applies the steps [t0, t1) to the state in order, storing h, D
+// steps of loads ahead.
+void walk(Thr r, uint t0, uint t1) {
     if (t0 >= t1) {
         return;
     }
@@ -79,7 +80,7 @@ void walk(Thr r, bool agg, uint t0, uint t1) {
     uint t = t0;
     for (; t1 - t >= 2u * D; t += D) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
-            step(r, agg, d, e, a);
+            step(r, false, d, e, a);
             load(r, d);
             e += pc.N * K;
             a += pc.N * (K - 1u);
@@ -90,13 +91,45 @@ void walk(Thr r, bool agg, uint t0, uint t1) {
         uint left = t1 - t;
         [[unroll]] for (uint d = 0u; d < D; d++) {
             if (d < left) {
-                step(r, agg, d, e, a);
+                step(r, false, d, e, a);
                 if (d + D < left) {
                     load(r, d);
                 }
                 e += pc.N * K;
                 a += pc.N * (K - 1u);
             }
+        }
+    }
+}
+
+// walk_agg applies the steps [t0, t1) to the k + 1 columns of pass 1.
+// A step there is already k + 1 independent columns of work, so two slots
+// of the ring suffice (the next step's loads in flight during a step), and
+// the loop holds two steps, not D: the D-step ring unrolled over k + 1
+// columns made the chunked pipelines take seconds each to build on some
+// drivers (up to 20 s for k = 16). The host keeps D >= 2.
+void walk_agg(Thr r, uint t0, uint t1) {
+    if (t0 >= t1) {
+        return;
+    }
+    eL = elem_index(r, t0);
+    aL = angle_index(r, t0);
+    uint e = eL, a = aL;
+    load(r, 0u);
+    [[dont_unroll]] for (uint t = t0; t < t1; t += 2u) {
+        if (t + 1u < t1) {
+            load(r, 1u);
+        }
+        step(r, true, 0u, e, a);
+        e += pc.N * K;
+        a += pc.N * (K - 1u);
+        if (t + 1u < t1) {
+            if (t + 2u < t1) {
+                load(r, 0u);
+            }
+            step(r, true, 1u, e, a);
+            e += pc.N * K;
+            a += pc.N * (K - 1u);
         }
     }
 }
@@ -109,7 +142,7 @@ void main() {
             v1[m] = (m == 2u * r.q + 1u) ? 1.0 : 0.0;
         }
         if (r.live) {
-            walk(r, true, r.t0, r.t1);
+            walk_agg(r, r.t0, r.t1);
         }
         uint g = group_slot(r, r.j);
         bool fin = true;
@@ -179,5 +212,5 @@ void main() {
             y1 = LD(h0_, i + 1u);
         }
     }
-    walk(r, false, r.t0, r.t1);
+    walk(r, r.t0, r.t1);
 }

@@ -22,6 +22,9 @@
 // loaded as stored (raw 16-bit words, widened only where a step uses them):
 // the loads of step t + D are issued at step t, so D steps of loads are in
 // flight while the recurrence (a few FMAs and shuffles per step) runs.
+// Pass 1 of the chunked kernels (below) applies each step to k + 1
+// columns, work enough to cover the loads of one step ahead: it takes two
+// slots of the ring, and keeps the pipeline small enough to build quickly.
 //
 // T is cut into CHUNKS chunks of ceil(T/CHUNKS) steps when lanes are few. A
 // workgroup holds LPW = WG/(CHUNKS*F) consecutive lanes times CHUNKS

@@ -374,7 +374,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 		k.spec[specDepth] = givensSGDepthCPU
 	}
 	if c.b.cfg.givensDepth > 0 {
-		k.spec[specDepth] = uint32(c.b.cfg.givensDepth)
+		k.spec[specDepth] = uint32(max(c.b.cfg.givensDepth, 2)) // the kernels' pass 1 takes two slots
 	}
 	k.invPerBatch = int64(d.N) * int64(d.K/2) * int64(chunks)
 	return k, true
