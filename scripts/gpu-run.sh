@@ -59,6 +59,8 @@ hold_clocks() {
 release_clocks() { [ -n "$holder" ] && kill "$holder"; holder=; }
 # VK_SHORT=1 runs the Vulkan conformance on the trimmed matrix.
 vkshort=; [ "${VK_SHORT:-0}" = 1 ] && vkshort=-test.short
+# VK_RUN, a -test.run pattern, picks the Vulkan tests of the conformance mode.
+[ -n "${VK_RUN:-}" ] && vkshort="$vkshort -test.run $VK_RUN"
 
 rc=0
 for m in $modes; do
@@ -93,8 +95,12 @@ for m in $modes; do
   perf)
     echo "== scanbench --bench --quick"
     mkdir -p "$RES/f32" "$RES/half"
-    to .build/scanbench --bench --quick --shapes lab,long-T,large --out "$RES/f32" 2>&1 | tail -3 || rc=1
-    to .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 --out "$RES/half" 2>&1 | tail -3 || rc=1
+    # PERF_SHAPES, PERF_OPS and PERF_HALF=0 narrow it.
+    ops=; [ -n "${PERF_OPS:-}" ] && ops="--ops $PERF_OPS"
+    MINGRU_VK_PIPELINE_LOG="$RES/f32/pipelines.log" to .build/scanbench --bench --quick --shapes "${PERF_SHAPES:-lab,long-T,large}" $ops --out "$RES/f32" 2>&1 | tail -3 || rc=1
+    if [ "${PERF_HALF:-1}" = 1 ]; then
+      MINGRU_VK_PIPELINE_LOG="$RES/half/pipelines.log" to .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 $ops --out "$RES/half" 2>&1 | tail -3 || rc=1
+    fi
     ;;
   sweep)
     echo "== Vulkan tiled-kernel layout sweep"
