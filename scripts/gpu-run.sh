@@ -80,8 +80,15 @@ for m in $modes; do
     fi
     ;;
   bench)
-    echo "== scanbench --check --bench"
-    MINGRU_VK_PIPELINE_LOG="$RES/scanbench-pipelines.log" to .build/scanbench --check --bench --out "$RES" 2>&1 | tail -60 || rc=1
+    # The trimmed parity matrix first (the full one is the conformance
+    # mode's: on a fresh NVIDIA machine its Vulkan half alone builds some
+    # 600 pipelines), then every benchmark shape and type.
+    echo "== scanbench --check --quick, then --bench"
+    mkdir -p "$RES/check"
+    MINGRU_VK_PIPELINE_LOG="$RES/check/pipelines.log" to .build/scanbench --check --quick --out "$RES/check" >"$RES/check/scanbench.log" 2>&1 || rc=1
+    grep -E '^check' "$RES/check/scanbench.log"
+    MINGRU_VK_PIPELINE_LOG="$RES/scanbench-pipelines.log" to .build/scanbench --bench --out "$RES" >"$RES/scanbench.log" 2>&1 || rc=1
+    tail -3 "$RES/scanbench.log"
     ;;
   quick)
     echo "== CUDA and Vulkan conformance, trimmed matrix"
@@ -111,7 +118,8 @@ for m in $modes; do
     ;;
   memory)
     echo "== scanbench --memory"
-    to .build/scanbench --memory --out "$RES" 2>&1 | tail -20 || rc=1
+    to .build/scanbench --memory --out "$RES" >"$RES/scanbench-memory.log" 2>&1 || rc=1
+    tail -20 "$RES/scanbench-memory.log"
     ;;
   esac
 done
