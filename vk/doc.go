@@ -43,8 +43,14 @@
 //	                      synchronization validation, and a debug-report
 //	                      callback that records every warning and error
 //	                      (this package's tests fail on any).
+//	MINGRU_VK_PIPELINE_LOG  a file to which each compute pipeline is
+//	                      appended as it is built: module, specialization
+//	                      constants, build time. Pipelines are built on
+//	                      first use of a (kernel, shape class) pair and
+//	                      kept while the backend lives (0.1 s to 4 s each
+//	                      on an NVIDIA H200; drivers cache builds too).
 //
-// Both are read by New.
+// All three are read by New.
 //
 // # Tensors and memory
 //
