@@ -22,7 +22,12 @@ import (
 // one tab-separated row per timing to that file (and the log). It is how
 // the rules in plan.go are chosen and rechecked on a new device; without
 // the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
-// (comma-separated; default all): long, large, aligned.
+// (comma-separated; default all): long, large, aligned, givens. The givens
+// part times givens_scan at the lab and long-T shapes (and the large
+// forward) with the kernels without subgroup operations and with the
+// subgroup kernels under every chunk count and ring depths 4 and 16; its
+// rows name the kernel ("fallback", "sg-d4", "sg-d16"), where the tiled
+// kernels' rows say "tiled".
 //
 // On an NVIDIA GPU the clocks stay low for a process that only submits
 // Vulkan work in short bursts: time it while some process holds a CUDA
@@ -49,11 +54,12 @@ func TestLayoutSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	fmt.Fprintf(out, "# %s\nshape\top\tmode\tdtype\ttile\tchunks\taligned\trule\tmedian_us\n", b.Status().Device)
+	fmt.Fprintf(out, "# %s\nshape\top\tmode\tdtype\tkernel\ttile\tchunks\taligned\trule\tmedian_us\n", b.Status().Device)
 	// The inputs of the last (op, dims, element type) are kept: the rows
 	// of one grid time the same data, and large inputs take the host
 	// seconds to draw.
 	var last *bench.InputSet
+	kernelName := "tiled"
 	row := func(shape string, op scans.Op, dims scans.Dims, dt scans.DType, mode bench.Mode, tile, chunks int, rule bool) {
 		dims, err := bench.NormalizeDims(op, dims)
 		if err != nil {
@@ -72,7 +78,7 @@ func TestLayoutSweep(t *testing.T) {
 			t.Errorf("%s %s %s tile %d chunks %d: %v", shape, op, mode, tile, chunks, err)
 			return
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%v\t%v\t%.2f\n", shape, op, mode, dt, tile, chunks, alignWords, rule, m.Median*1e6)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%d\t%v\t%v\t%.2f\n", shape, op, mode, dt, kernelName, tile, chunks, alignWords, rule, m.Median*1e6)
 		if _, err := out.WriteString(line); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +87,7 @@ func TestLayoutSweep(t *testing.T) {
 	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
 	sets := os.Getenv("MINGRU_VK_SWEEP_SETS")
 	if sets == "" {
-		sets = "long,large,aligned"
+		sets = "long,large,aligned,givens"
 	}
 	want := func(set string) bool { return strings.Contains(","+sets+",", ","+set+",") }
 	// grid times op at dims under every tile width of tiles and chunk
@@ -143,5 +149,54 @@ func TestLayoutSweep(t *testing.T) {
 				alignWords = true
 			}
 		}
+	}
+	// givens: givens_scan, f32, forward and forward+backward at lab and
+	// long-T, forward at large: the fallback kernel, then the subgroup
+	// kernels (where the device has them) at ring depths 4 and 16 under
+	// every chunk count from 1 while chunks keep 8 steps and fit a
+	// workgroup, the rule's chunk count marked.
+	if want("givens") {
+		defer func() { b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = false, 0, 0 }()
+		lab, err := bench.ShapeByName("lab")
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := scans.OpGivensScan
+		for _, sh := range []struct {
+			name  string
+			dims  scans.Dims
+			modes []bench.Mode
+		}{
+			{"lab", lab.Dims(op), []bench.Mode{bench.ModeForward, bench.ModeBackward}},
+			{"long-T", long.Dims(op), []bench.Mode{bench.ModeForward, bench.ModeBackward}},
+			{"large", large.Dims(op), []bench.Mode{bench.ModeForward}},
+		} {
+			for _, mode := range sh.modes {
+				b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = true, 0, 0
+				kernelName = "fallback"
+				row(sh.name, op, sh.dims, scans.F32, mode, 0, 0, false)
+				b.cfg.noSubgroup = false
+				rw, rc, ok := givensSGLayout(sh.dims.B, sh.dims.T, sh.dims.N, sh.dims.K, d.shuffleWidth(),
+					d.subgroupAlign(), d.maxWorkgroup(), d.maxSharedMemory())
+				if !ok {
+					continue
+				}
+				for _, depth := range []int{4, givensSGDepth} {
+					kernelName = fmt.Sprintf("sg-d%d", depth)
+					fits := func(chunks int) bool {
+						k, f := sh.dims.K, sh.dims.K/2
+						wg := max(rw, f*chunks) // as the backend raises it for the chunks knob
+						gpw := wg / f
+						shared := 4 * (gpw*(k*k+4) + 1 + gpw*(k+4) + 1 + wg + 1) // the kernels' sh_P, sh_S, sh_F
+						return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && shared <= d.maxSharedMemory()
+					}
+					for chunks := 1; fits(chunks); chunks *= 2 {
+						b.cfg.givensChunks, b.cfg.givensDepth = chunks, depth
+						row(sh.name, op, sh.dims, scans.F32, mode, 0, chunks, chunks == rc)
+					}
+				}
+			}
+		}
+		kernelName = "tiled"
 	}
 }
