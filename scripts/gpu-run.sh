@@ -58,9 +58,9 @@ hold_clocks() {
 }
 release_clocks() { [ -n "$holder" ] && kill "$holder"; holder=; }
 # VK_SHORT=1 runs the Vulkan conformance on the trimmed matrix.
-vkshort=; [ "${VK_SHORT:-0}" = 1 ] && vkshort=-test.short
+vkargs=; [ "${VK_SHORT:-0}" = 1 ] && vkargs=-test.short
 # VK_RUN, a -test.run pattern, picks the Vulkan tests of the conformance mode.
-[ -n "${VK_RUN:-}" ] && vkshort="$vkshort -test.run $VK_RUN"
+[ -n "${VK_RUN:-}" ] && vkargs="$vkargs -test.run $VK_RUN"
 
 rc=0
 for m in $modes; do
@@ -74,7 +74,7 @@ for m in $modes; do
     if [ "$m" != cuda-conformance ]; then
       echo "== Vulkan conformance"
       hold_clocks
-      MINGRU_VK_PIPELINE_LOG="$RES/vk-pipelines.log" to .build/vk.test $vkshort -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
+      MINGRU_VK_PIPELINE_LOG="$RES/vk-pipelines.log" to .build/vk.test $vkargs -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
       grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
       release_clocks
     fi

@@ -385,8 +385,7 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks 
 		if f*c > wg {
 			wg = f * c
 		}
-		gpw := wg / f
-		return wg, 4 * (gpw*(K*K+4) + 1 + gpw*(K+4) + 1 + wg + 1) // the shader's sh_P, sh_S and sh_F
+		return wg, givensSGShared(K, wg)
 	}
 	chunks = 1
 	for {
@@ -400,6 +399,14 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks 
 	}
 	wg, _ = layout(chunks)
 	return wg, chunks, true
+}
+
+// givensSGShared is the shared memory, in bytes, of a subgroup Givens
+// kernel for k = K in workgroups of wg invocations: the shaders' sh_P,
+// sh_S and sh_F (givens_sg.glsl).
+func givensSGShared(K, wg int) int {
+	gpw := wg / (K / 2)
+	return 4 * (gpw*(K*K+4) + 1 + gpw*(K+4) + 1 + wg + 1)
 }
 
 func moduleName(op scans.Op, dir scans.Direction, dt scans.DType) string {

@@ -181,15 +181,12 @@ func TestLayoutSweep(t *testing.T) {
 				if !ok {
 					continue
 				}
+				fits := func(chunks int) bool {
+					wg := max(rw, sh.dims.K/2*chunks) // as the backend raises it for the chunks knob
+					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg) <= d.maxSharedMemory()
+				}
 				for _, depth := range []int{4, givensSGDepth} {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
-					fits := func(chunks int) bool {
-						k, f := sh.dims.K, sh.dims.K/2
-						wg := max(rw, f*chunks) // as the backend raises it for the chunks knob
-						gpw := wg / f
-						shared := 4 * (gpw*(k*k+4) + 1 + gpw*(k+4) + 1 + wg + 1) // the kernels' sh_P, sh_S, sh_F
-						return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && shared <= d.maxSharedMemory()
-					}
 					for chunks := 1; fits(chunks); chunks *= 2 {
 						b.cfg.givensChunks, b.cfg.givensDepth = chunks, depth
 						row(sh.name, op, sh.dims, scans.F32, mode, 0, chunks, chunks == rc)
