@@ -162,7 +162,7 @@ var (
 func (c *call) elementwise(dir scans.Direction) kernel {
 	d := c.dims
 	units, steps := elementwiseUnits(c.op, c.dt, d.N)
-	tile, chunks := tiledLayoutOf(d.B, d.T, units, c.dev.maxWorkgroup(), steps)
+	tile, chunks := tiledLayoutOf(d.B, d.T, units, tiledWorkgroupCap(c.op, c.dev.maxWorkgroup()), steps)
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	k.spec[specWG] = uint32(tile * chunks)
 	k.spec[specK], k.spec[specV] = 1, 1

@@ -49,7 +49,7 @@ func TestMatrixScanLayout(t *testing.T) {
 		{1, 8, 3, 4, 1},        // one segment of 8 steps
 		{1, 9, 3, 4, 2},
 	} {
-		tile, chunks := tiledLayout(c.B, c.T, c.N, 1024, matrixScanSteps)
+		tile, chunks := tiledLayout(c.B, c.T, c.N, tiledWorkgroupCap(scans.OpMatrixScan, 1024), matrixScanSteps)
 		if tile != c.tile || chunks != c.chunks {
 			t.Errorf("%+v: tile %d chunks %d", c, tile, chunks)
 		}
@@ -58,7 +58,7 @@ func TestMatrixScanLayout(t *testing.T) {
 	if units, steps := elementwiseUnits(scans.OpMatrixScan, scans.BF16, 512); units != 512 || steps != 16 {
 		t.Errorf("matrix_scan bf16: %d units, %d steps", units, steps)
 	}
-	if tile, chunks := tiledLayout(32, 4096, 512, 1024, matrixScanSteps16); tile != 32 || chunks != 8 {
+	if tile, chunks := tiledLayout(32, 4096, 512, tiledWorkgroupCap(scans.OpMatrixScan, 1024), matrixScanSteps16); tile != 32 || chunks != 8 {
 		t.Errorf("large matrix_scan 16-bit: tile %d chunks %d", tile, chunks)
 	}
 }
@@ -296,5 +296,28 @@ func TestGivensSGLayout(t *testing.T) {
 	// workgroup is a whole number of the largest.
 	if wg, _, ok := givensSGLayout(3, 100, 5, 16, 8, 128, 1024, 32<<10); !ok || wg%128 != 0 {
 		t.Errorf("k=16 width 8 align 128: wg %d ok %v", wg, ok)
+	}
+}
+
+// TestLogWorkgroupCap: parallel_scan_log's tiled layout may take
+// workgroups of maxLogWG, the other tiled kernels maxElementwiseWG, both
+// within the device's limit; only few lanes over long T reach either.
+func TestLogWorkgroupCap(t *testing.T) {
+	for _, c := range []struct {
+		op           scans.Op
+		B, T, D      int
+		maxWG        int
+		tile, chunks int
+	}{
+		{scans.OpParallelScanLog, 16, 1024, 64, 1024, 8, 64}, // long-T: T in one segment, workgroups of 512
+		{scans.OpLinearScan, 16, 1024, 64, 1024, 8, 32},      // long-T: two segments, workgroups of 256
+		{scans.OpParallelScanLog, 16, 1024, 64, 256, 8, 32},  // the device's limit
+		{scans.OpParallelScanLog, 128, 64, 64, 1024, 32, 4},  // lab: unchanged
+		{scans.OpParallelScanLog, 32, 4096, 1024, 1024, 32, 4},
+	} {
+		tile, chunks := tiledLayout(c.B, c.T, c.D, tiledWorkgroupCap(c.op, c.maxWG), stepsPerInvocation)
+		if tile != c.tile || chunks != c.chunks {
+			t.Errorf("%s B=%d T=%d D=%d maxWG=%d: tile %d chunks %d, want %d %d", c.op, c.B, c.T, c.D, c.maxWG, tile, chunks, c.tile, c.chunks)
+		}
 	}
 }
