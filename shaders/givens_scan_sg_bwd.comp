@@ -86,10 +86,7 @@ void step(Thr r, bool agg, uint d, uint e, uint a) {
     float c2 = cos(th2), s2 = sin(th2);
     float cp = 1.0, sp = 0.0, gdn;
     if (agg) {
-        if (K > 2u) {
-            cp = subgroupShuffle(c2, r.up);
-            sp = subgroupShuffle(s2, r.up);
-        }
+        neighbour_angle(r, c2, s2, cp, sp);  // once for the k + 1 columns
         [[unroll]] for (uint m = 0u; m <= K; m++) {
             float g0 = (m < K) ? v0[m] : v0[m] + dd.x;
             float g1 = (m < K) ? v1[m] : v1[m] + dd.y;

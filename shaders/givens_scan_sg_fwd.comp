@@ -46,10 +46,11 @@ void step(Thr r, bool agg, uint d, uint e, uint a) {
     float c1 = cos(th1), s1 = sin(th1);
     float c2 = cos(th2), s2 = sin(th2);
     if (agg) {
+        neighbour_angle(r, c2, s2, cp, sp);  // once for the k + 1 columns
         [[unroll]] for (uint m = 0u; m <= K; m++) {
             float z0 = c1 * v0[m] - s1 * v1[m];
             float z1 = s1 * v0[m] + c1 * v1[m];
-            vec2 w = layer2(r, z0, z1, c2, s2, cp, sp);
+            vec2 w = layer2_with(r, z0, z1, c2, s2, cp, sp);
             v0[m] = (m < K) ? sg.x * w.x : sg.x * w.x + xx.x;
             v1[m] = (m < K) ? sg.y * w.y : sg.y * w.y + xx.y;
         }

@@ -135,24 +135,37 @@ uint q2(Thr r) { return min(r.q, F - 2u); }
 #endif
 
 // The second layer's exchange: given this invocation's pair (z0, z1) after
-// the first layer and its second-layer angle's cos and sin (c2, s2; unused
-// by the last invocation of a lane), returns the pair after the second
-// layer, and sets cp, sp to the cos and sin of the angle of invocation
-// q-1. Channel 2q is the second of the pair (2q-1, 2q), rotated by the
-// angle of invocation q-1; channel 2q+1 the first of (2q+1, 2q+2).
-vec2 layer2(Thr r, float z0, float z1, float c2, float s2, out float cp, out float sp) {
-    cp = 1.0;
-    sp = 0.0;
+// the first layer, its second-layer angle's cos and sin (c2, s2; unused by
+// the last invocation of a lane) and those of invocation q-1 (cp, sp, from
+// neighbour_angle), returns the pair after the second layer. Channel 2q is
+// the second of the pair (2q-1, 2q), rotated by the angle of invocation
+// q-1; channel 2q+1 the first of (2q+1, 2q+2).
+vec2 layer2_with(Thr r, float z0, float z1, float c2, float s2, float cp, float sp) {
     if (K == 2u) {
         return vec2(z0, z1);
     }
     float lo = subgroupShuffle(z1, r.up);   // channel 2q-1
     float hi = subgroupShuffle(z0, r.dn);   // channel 2q+2
-    cp = subgroupShuffle(c2, r.up);
-    sp = subgroupShuffle(s2, r.up);
     float w0 = sp * lo + cp * z0;
     float w1 = c2 * z1 - s2 * hi;
     return vec2(r.q > 0u ? w0 : z0, r.q + 1u < F ? w1 : z1);
+}
+
+// neighbour_angle sets cp, sp to the cos and sin of the second-layer angle
+// of invocation q-1 (1 and 0 where there is none).
+void neighbour_angle(Thr r, float c2, float s2, out float cp, out float sp) {
+    cp = 1.0;
+    sp = 0.0;
+    if (K > 2u) {
+        cp = subgroupShuffle(c2, r.up);
+        sp = subgroupShuffle(s2, r.up);
+    }
+}
+
+// layer2 is layer2_with after neighbour_angle, which it also returns.
+vec2 layer2(Thr r, float z0, float z1, float c2, float s2, out float cp, out float sp) {
+    neighbour_angle(r, c2, s2, cp, sp);
+    return layer2_with(r, z0, z1, c2, s2, cp, sp);
 }
 
 // The second layer transposed, applied to a gradient pair (g0, g1) of
