@@ -86,7 +86,8 @@
 //     one warp and exchange the rotated pairs with shuffles, each thread
 //     computing one angle's sine and cosine per step (the accurate
 //     single-precision reduction and polynomials, inlined). A ring of 16
-//     steps of inputs, held as loaded, keeps loads in flight. A block is
+//     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
+//     loads in flight. A block is
 //     W*k threads for W contiguous lanes (givensTile), and T is not cut
 //     while the b*n*k threads fill more than an eighth of the device;
 //     with fewer (givensChunks), the _chunked kernels cut T into up to 32

@@ -35,10 +35,15 @@
 // __launch_bounds__), GIVENS_CHUNKED_MAX_THREADS that of the chunked
 // kernels (declared with one block per SM, so that the compiler may use
 // up to 255 registers rather than spill); GIVENS_PREFETCH the steps of
-// inputs in flight per thread.
+// inputs in flight per thread, GIVENS_PREFETCH_FWD16 those of the
+// unchunked forward for f16 and bf16 (GV_FWD_D): with half the bytes per
+// step, twice the steps keep as many bytes in flight per thread as f32
+// does. (The 16-bit backward, with four inputs a step, would spill.)
 #define GIVENS_MAX_THREADS 128
 #define GIVENS_CHUNKED_MAX_THREADS 256
 #define GIVENS_PREFETCH 16
+#define GIVENS_PREFETCH_FWD16 32
+#define GV_FWD_D(DT) ((DT) == DT_F32 ? GIVENS_PREFETCH : GIVENS_PREFETCH_FWD16)
 
 #ifdef __CUDACC__
 // gv_shfl2 replaces a and b with those of lane src (0..31) of the calling
@@ -300,7 +305,7 @@ __device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
 // aL: element j and angle j) and to store (eS), and the state y.
 template <int DT, int K>
 struct GvFwd {
-    static constexpr int D = GIVENS_PREFETCH;
+    static constexpr int D = GV_FWD_D(DT);
     const void* __restrict__ theta;
     const void* __restrict__ sigma;
     const void* __restrict__ x;
@@ -367,7 +372,7 @@ template <int DT, int K>
 __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ x, const void* __restrict__ h0,
                                            void* __restrict__ h, i64 T, i64 N) {
-    constexpr int D = GIVENS_PREFETCH;
+    constexpr int D = GV_FWD_D(DT);
     GvFwd<DT, K> f(theta, sigma, x, h0, h, T, N);
     i64 t0 = 0;
     for (; T - t0 >= 2 * D; t0 += D) {
