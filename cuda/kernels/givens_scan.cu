@@ -53,6 +53,22 @@ __device__ __forceinline__ void gv_shfl2(float& a, float& b, int src) {
     b = __shfl_sync(0xffffffffu, b, src);
 }
 __device__ __forceinline__ float gv_shfl(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+// gv_shfl_n replaces each of v with that of lane src; gv_gather sets o[k]
+// to y of lane base + k.
+template <int M>
+__device__ __forceinline__ void gv_shfl_n(float (&v)[M], int src) {
+#pragma unroll
+    for (int i = 0; i < M; i++) {
+        v[i] = __shfl_sync(0xffffffffu, v[i], src);
+    }
+}
+template <int M>
+__device__ __forceinline__ void gv_gather(float y, int base, float (&o)[M]) {
+#pragma unroll
+    for (int k = 0; k < M; k++) {
+        o[k] = __shfl_sync(0xffffffffu, y, base + k);
+    }
+}
 #else
 // The host emulation has no warps: an exchange through a block-wide
 // buffer and a barrier, which every thread of the block reaches (the
@@ -75,6 +91,33 @@ inline float gv_shfl(float v, int src) {
     float w = v;
     gv_shfl2(v, w, src);
     return v;
+}
+// The exchanges of many values at once (the chunk aggregates' K+1 vectors)
+// take one barrier each; they share the alternation of gv_shfl2.
+static float gv_xchg_n[2][17][GIVENS_CHUNKED_MAX_THREADS];
+template <int M>
+inline void gv_shfl_n(float (&v)[M], int src) {
+    const int tid = (int)(threadIdx.x + threadIdx.y * blockDim.x);
+    float(*buf)[GIVENS_CHUNKED_MAX_THREADS] = gv_xchg_n[gv_phase];
+    gv_phase ^= 1;
+    for (int i = 0; i < M; i++) {
+        buf[i][tid] = v[i];
+    }
+    __syncthreads();
+    for (int i = 0; i < M; i++) {
+        v[i] = buf[i][(tid & ~31) + src];
+    }
+}
+template <int M>
+inline void gv_gather(float y, int base, float (&o)[M]) {
+    const int tid = (int)(threadIdx.x + threadIdx.y * blockDim.x);
+    float(*buf)[GIVENS_CHUNKED_MAX_THREADS] = gv_xchg_n[gv_phase];
+    gv_phase ^= 1;
+    buf[0][tid] = y;
+    __syncthreads();
+    for (int k = 0; k < M; k++) {
+        o[k] = buf[0][(tid & ~31) + base + k];
+    }
 }
 #endif
 
@@ -589,10 +632,12 @@ __device__ __forceinline__ float gv_back(const GvLane<K>& L, const GvAngles& g, 
 // lane's vector of which the thread holds channel y.
 template <int K>
 __device__ __forceinline__ float gv_fold(const GvLane<K>& L, const float* agg, float y) {
+    float hk[K];
+    gv_gather<K>(y, L.base, hk);
     float s = agg[K];
 #pragma unroll
     for (int k = 0; k < K; k++) {
-        s = fmaf(agg[k], gv_shfl(y, L.base + k), s);
+        s = fmaf(agg[k], hk[k], s);
     }
     return s;
 }
@@ -672,13 +717,31 @@ struct GvFwdChunk {
                 const bool act = s0 + d < n;
                 const GvAngles g = gv_angles<K, FAST>(L, th);
                 if (AGG) {
+                    // gv_rotate1 and gv_rotate2 on the K+1 vectors at once.
+                    float v[K + 1], p[K + 1];
+#pragma unroll
+                    for (int i = 0; i <= K; i++) {
+                        v[i] = p[i] = i < K ? m[i] : mb;
+                    }
+                    gv_shfl_n<K + 1>(p, L.p1);
+#pragma unroll
+                    for (int i = 0; i <= K; i++) {
+                        v[i] = L.lo1 ? g.c1 * v[i] - g.s1 * p[i] : g.s1 * p[i] + g.c1 * v[i];
+                        p[i] = v[i];
+                    }
+                    if (K > 2) {
+                        gv_shfl_n<K + 1>(p, L.p2);
+#pragma unroll
+                        for (int i = 0; i <= K; i++) {
+                            const float r = L.lo2 ? g.c2 * v[i] - g.s2 * p[i] : g.s2 * p[i] + g.c2 * v[i];
+                            v[i] = L.has2 ? r : v[i];
+                        }
+                    }
 #pragma unroll
                     for (int k = 0; k < K; k++) {
-                        const float v = sg * gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, m[k]));
-                        m[k] = act ? v : m[k];
+                        m[k] = act ? sg * v[k] : m[k];
                     }
-                    const float v = sg * gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, mb)) + xv;
-                    mb = act ? v : mb;
+                    mb = act ? sg * v[K] + xv : mb;
                 } else {
                     const float v = sg * gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y)) + xv;
                     y = act ? v : y;
@@ -827,13 +890,31 @@ struct GvBwdChunk {
                 const bool act = s0 + d < n;
                 const GvAngles g = gv_angles<K, FAST>(L, th);
                 if (AGG) {
+                    // gv_back on the K+1 vectors at once.
+                    float v[K + 1], p[K + 1];
 #pragma unroll
-                    for (int k = 0; k < K; k++) {
-                        const float v = gv_back<K>(L, g, sg * m[k]);
-                        m[k] = act ? v : m[k];
+                    for (int i = 0; i <= K; i++) {
+                        v[i] = p[i] = i < K ? sg * m[i] : sg * (dhv + mb);
                     }
-                    const float v = gv_back<K>(L, g, sg * (dhv + mb));
-                    mb = act ? v : mb;
+                    if (K > 2) {
+                        gv_shfl_n<K + 1>(p, L.p2);
+#pragma unroll
+                        for (int i = 0; i <= K; i++) {
+                            const float g2 = L.lo2 ? g.c2 * v[i] + g.s2 * p[i] : -g.s2 * p[i] + g.c2 * v[i];
+                            v[i] = L.has2 ? g2 : v[i];
+                            p[i] = v[i];
+                        }
+                    }
+                    gv_shfl_n<K + 1>(p, L.p1);
+#pragma unroll
+                    for (int i = 0; i <= K; i++) {
+                        const float c = L.lo1 ? g.c1 * v[i] + g.s1 * p[i] : -g.s1 * p[i] + g.c1 * v[i];
+                        if (i < K) {
+                            m[i] = act ? c : m[i];
+                        } else {
+                            mb = act ? c : mb;
+                        }
+                    }
                 } else {
                     // GvBwd's step.
                     const float y1 = gv_rotate1<K>(L, g, hp);
