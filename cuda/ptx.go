@@ -17,11 +17,12 @@ import (
 var ptxFS embed.FS
 
 // moduleOf names the PTX module (ptx/<name>.ptx) that holds the kernel of
-// op at d for element type dt. matrix_affine_scan has one module per
-// element type and k, so that a program JIT-compiles only what it uses.
+// op at d for element type dt. matrix_affine_scan and givens_scan have one
+// module per element type and k, so that a program JIT-compiles only what
+// it uses.
 func moduleOf(op scans.Op, d scans.Dims, dt scans.DType) string {
-	if op == scans.OpMatrixAffineScan {
-		return fmt.Sprintf("matrix_affine_scan_%v_k%d", dt, d.K)
+	if op == scans.OpMatrixAffineScan || op == scans.OpGivensScan {
+		return fmt.Sprintf("%s_%v_k%d", op, dt, d.K)
 	}
 	return string(op)
 }

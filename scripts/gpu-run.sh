@@ -7,14 +7,23 @@
 #
 #   scripts/gpu-run.sh [conformance] [bench] [memory]   (default: all three)
 #
+# (cuda-conformance and vk-conformance run one half of conformance.)
+#
 # Shorter modes for trying a change: quick (the trimmed conformance matrix of
 # both test binaries) and perf (quick benchmarks: every shape in f32, and the
-# large shape in f16 and bf16).
+# large shape in f16 and bf16); sweep (the Vulkan tiled kernels timed under
+# every layout, vk/sweep_test.go). VK_SHORT=1 trims the Vulkan matrix of the
+# conformance mode; STEP_TIMEOUT (seconds) limits each step.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
-RES=$(mktemp -d)
-mkdir -p "$OUT"
-trap 'tar czf "$OUT/gpu-results.tgz" -C "$RES" .' EXIT
+# Results are written under $OUT as they come (so a call cut short keeps
+# them) and packed into one archive at the end.
+RES=$OUT/results
+mkdir -p "$RES"
+trap 'release_clocks; tar czf "$OUT/gpu-results.tgz" -C "$RES" . && rm -rf "$RES"' EXIT
+# Every step runs under a time limit (STEP_TIMEOUT seconds, default 300):
+# a kernel that hangs costs one step, not the whole call.
+to() { timeout "${STEP_TIMEOUT:-300}" "$@"; }
 modes=${*:-conformance bench memory}
 
 mkdir -p .build; [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz -C .build
@@ -35,37 +44,82 @@ fi
   nvidia-smi -q 2>/dev/null | grep -iE 'CUDA Version|Driver Version' | head -3
 } | tee "$RES/machine.txt"
 
+# A process holding a CUDA context keeps an NVIDIA GPU's clocks up while
+# a Vulkan-only process runs (vk/sweep_test.go says why); torch is one way
+# to hold one. scanbench needs none: its CUDA backend holds one.
+holder=
+hold_clocks() {
+  [ -n "$holder" ] && return
+  if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    python3 -c 'import torch, time; torch.zeros(1, device="cuda"); time.sleep(3600)' &
+    holder=$!
+    sleep 5
+  fi
+}
+release_clocks() { [ -n "$holder" ] && kill "$holder"; holder=; }
+# VK_SHORT=1 runs the Vulkan conformance on the trimmed matrix.
+vkshort=; [ "${VK_SHORT:-0}" = 1 ] && vkshort=-test.short
+# VK_RUN, a -test.run pattern, picks the Vulkan tests of the conformance mode.
+[ -n "${VK_RUN:-}" ] && vkshort="$vkshort -test.run $VK_RUN"
+
 rc=0
 for m in $modes; do
   case $m in
-  conformance)
-    echo "== CUDA conformance"
-    .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/cuda-conformance.log" 2>&1 || rc=1
-    grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-conformance.log" | tail -20
-    echo "== Vulkan conformance"
-    .build/vk.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
-    grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
+  conformance|cuda-conformance|vk-conformance)
+    if [ "$m" != vk-conformance ]; then
+      echo "== CUDA conformance"
+      to .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/cuda-conformance.log" 2>&1 || rc=1
+      grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-conformance.log" | tail -20
+    fi
+    if [ "$m" != cuda-conformance ]; then
+      echo "== Vulkan conformance"
+      hold_clocks
+      MINGRU_VK_PIPELINE_LOG="$RES/vk-pipelines.log" to .build/vk.test $vkshort -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
+      grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
+      release_clocks
+    fi
     ;;
   bench)
-    echo "== scanbench --check --bench"
-    .build/scanbench --check --bench --out "$RES" 2>&1 | tail -60 || rc=1
+    # The trimmed parity matrix first (the full one is the conformance
+    # mode's: on a fresh NVIDIA machine its Vulkan half alone builds some
+    # 600 pipelines), then every benchmark shape and type.
+    echo "== scanbench --check --quick, then --bench"
+    mkdir -p "$RES/check"
+    MINGRU_VK_PIPELINE_LOG="$RES/check/pipelines.log" to .build/scanbench --check --quick --out "$RES/check" >"$RES/check/scanbench.log" 2>&1 || rc=1
+    grep -E '^check' "$RES/check/scanbench.log"
+    MINGRU_VK_PIPELINE_LOG="$RES/scanbench-pipelines.log" to .build/scanbench --bench --out "$RES" >"$RES/scanbench.log" 2>&1 || rc=1
+    tail -3 "$RES/scanbench.log"
     ;;
   quick)
     echo "== CUDA and Vulkan conformance, trimmed matrix"
-    .build/cuda.test -test.short -test.count=1 >"$RES/cuda-quick.log" 2>&1 || rc=1
+    to .build/cuda.test -test.short -test.v -test.count=1 >"$RES/cuda-quick.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-quick.log" | tail -20
-    .build/vk.test -test.short -test.count=1 >"$RES/vk-quick.log" 2>&1 || rc=1
+    hold_clocks
+    to .build/vk.test -test.short -test.v -test.count=1 >"$RES/vk-quick.log" 2>&1 || rc=1
     grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-quick.log" | tail -20
+    release_clocks
     ;;
   perf)
     echo "== scanbench --bench --quick"
     mkdir -p "$RES/f32" "$RES/half"
-    .build/scanbench --bench --quick --shapes lab,long-T,large --out "$RES/f32" 2>&1 | tail -3 || rc=1
-    .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 --out "$RES/half" 2>&1 | tail -3 || rc=1
+    # PERF_SHAPES, PERF_OPS and PERF_HALF=0 narrow it.
+    ops=; [ -n "${PERF_OPS:-}" ] && ops="--ops $PERF_OPS"
+    MINGRU_VK_PIPELINE_LOG="$RES/f32/pipelines.log" to .build/scanbench --bench --quick --shapes "${PERF_SHAPES:-lab,long-T,large}" $ops --out "$RES/f32" 2>&1 | tail -3 || rc=1
+    if [ "${PERF_HALF:-1}" = 1 ]; then
+      MINGRU_VK_PIPELINE_LOG="$RES/half/pipelines.log" to .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 $ops --out "$RES/half" 2>&1 | tail -3 || rc=1
+    fi
+    ;;
+  sweep)
+    echo "== Vulkan tiled-kernel layout sweep"
+    hold_clocks
+    MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
+    tail -3 "$RES/vk-sweep.log"
+    release_clocks
     ;;
   memory)
     echo "== scanbench --memory"
-    .build/scanbench --memory --out "$RES" 2>&1 | tail -20 || rc=1
+    to .build/scanbench --memory --out "$RES" >"$RES/scanbench-memory.log" 2>&1 || rc=1
+    tail -20 "$RES/scanbench-memory.log"
     ;;
   esac
 done

@@ -18,6 +18,16 @@
 
 layout(constant_id = 3) const uint CHUNKS = 1;
 
+// A_VEC(i) is the i-th vec4 of A (binding 0, a second view of the same
+// buffer) in the f32 kernels, which read rows of A four elements at a time
+// where k is a multiple of 4; the 16-bit kernels never use it.
+#if defined(DT_F32)
+layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { vec4 A4_[]; };
+#define A_VEC(i) A4_[(i)]
+#else
+#define A_VEC(i) vec4(0.0)
+#endif
+
 const uint LPW = WG / (V * CHUNKS);        // lanes per workgroup
 const uint NP = (K + V - 1u) / V;          // columns of P per invocation
 const uint CHUNKED = 1u - 1u / CHUNKS;     // 0 when CHUNKS == 1, else 1
@@ -79,3 +89,86 @@ bool aggregates_finite(Col r) {
     }
     return ok;
 }
+
+// STORE_CHUNK(r, s, cols) stores this invocation's part of its chunk's
+// aggregate in shared memory: its column s of S (K floats) and its columns
+// cols of P (NP*K floats). (A macro: glslang does not reliably match
+// array parameters whose size is an expression of specialization
+// constants.)
+#define STORE_CHUNK(r, s, cols)                                         \
+    {                                                                   \
+        for (uint i_ = 0u; i_ < K; i_++) {                              \
+            sh_S[s_slot(r, r.j) + i_] = s[i_];                          \
+        }                                                               \
+        for (uint q_ = 0u; q_ < NP; q_++) {                             \
+            uint m_ = r.c + q_ * V;                                     \
+            if (m_ < K) {                                               \
+                for (uint i_ = 0u; i_ < K; i_++) {                      \
+                    sh_P[p_slot(r, r.j) + i_ * K + m_] = cols[q_ * K + i_]; \
+                }                                                       \
+            }                                                           \
+        }                                                               \
+    }
+
+// walk_all_if_not_finite waits for the workgroup's aggregates (after
+// STORE_CHUNK). Where one of the lane's is not finite it makes r the
+// sequential walk of all T by the lane's chunk-0 invocations (the others
+// leave) and returns true.
+bool walk_all_if_not_finite(inout Col r) {
+    barrier();
+    if (aggregates_finite(r)) {
+        return false;
+    }
+    r.live = r.live && r.j == 0u;
+    r.t0 = 0u;
+    r.t1 = pc.T;
+    return true;
+}
+
+// apply_chunk maps v through chunk k's aggregate: v = P_k v + S_k.
+void apply_chunk(Col r, uint k, inout float v[K]) {
+    float nv[K];
+    for (uint i = 0u; i < K; i++) {
+        float acc = sh_S[s_slot(r, k) + i];
+        for (uint m = 0u; m < K; m++) {
+            acc += sh_P[p_slot(r, k) + i * K + m] * v[m];
+        }
+        nv[i] = acc;
+    }
+    for (uint i = 0u; i < K; i++) {
+        v[i] = nv[i];
+    }
+}
+
+// A_ROWS_VEC4: the f32 kernels with k = 4 or 8 read a row of A as vec4
+// words through A_VEC, the vector view of A's binding: a quarter of the
+// load instructions, which bound these kernels (each of a lane's v
+// invocations reads every row of A_t). Other k and the 16-bit types keep
+// element loads. Such a row is 16-byte aligned: its first element is a
+// multiple of K (the rows before it hold K elements each, and so does the
+// slice's element offset inside its binding; see affine_rows.glsl).
+#if defined(DT_F32)
+#define A_ROWS_VEC4 (K == 4u || K == 8u)
+#else
+#define A_ROWS_VEC4 false
+#endif
+
+// A_DOT adds to acc the sum over m = 0..K-1, ascending, of A[ai + m] *
+// xv[x0 + m]: a row of A times a vector.
+#define A_DOT(acc, ai, xv, x0)                                          \
+    {                                                                  \
+        uint adot_i_ = (ai);                                           \
+        if (A_ROWS_VEC4) {                                             \
+            for (uint q_ = 0u; q_ < K / 4u; q_++) {                    \
+                vec4 w_ = A_VEC(adot_i_ / 4u + q_);                    \
+                acc += w_.x * xv[(x0) + 4u * q_];                       \
+                acc += w_.y * xv[(x0) + 4u * q_ + 1u];                  \
+                acc += w_.z * xv[(x0) + 4u * q_ + 2u];                  \
+                acc += w_.w * xv[(x0) + 4u * q_ + 3u];                  \
+            }                                                          \
+        } else {                                                       \
+            for (uint m_ = 0u; m_ < K; m_++) {                         \
+                acc += LD(A_, adot_i_ + m_) * xv[(x0) + m_];            \
+            }                                                          \
+        }                                                              \
+    }

@@ -20,6 +20,34 @@ OUT_BUFFER(5, dX_)
 OUT_BUFFER(6, dH0_)
 layout(std430, set = 0, binding = 7) buffer BufG32 { float G32_[]; };
 
+// at_mul sets o = A^T g for the kxk block of A at element ai; each o[m]
+// sums over i from 0 in ascending order. Where A_ROWS_VEC4, A is read row
+// by row as vec4, else element by element, column by column.
+void at_mul(uint ai, float g[K], out float o[K]) {
+    if (A_ROWS_VEC4) {
+        for (uint m = 0u; m < K; m++) {
+            o[m] = 0.0;
+        }
+        for (uint i = 0u; i < K; i++) {
+            for (uint q = 0u; q < K / 4u; q++) {
+                vec4 w = A_VEC((ai + i * K) / 4u + q);
+                o[4u * q] += w.x * g[i];
+                o[4u * q + 1u] += w.y * g[i];
+                o[4u * q + 2u] += w.z * g[i];
+                o[4u * q + 3u] += w.w * g[i];
+            }
+        }
+    } else {
+        for (uint m = 0u; m < K; m++) {
+            float acc = 0.0;
+            for (uint i = 0u; i < K; i++) {
+                acc += LD(A_, ai + i * K + m) * g[i];
+            }
+            o[m] = acc;
+        }
+    }
+}
+
 void scan_columns() {
     Col r = column_of_invocation();
     float u[K];  // A_{t+1}^T G_{t+1}, column c
@@ -46,45 +74,21 @@ void scan_columns() {
                 for (uint i = 0u; i < K; i++) {
                     g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
                 }
-                for (uint m = 0u; m < K; m++) {
-                    float acc = 0.0;
-                    for (uint i = 0u; i < K; i++) {
-                        acc += LD(A_, ai + i * K + m) * g[i];
-                    }
-                    u[m] = acc;
-                }
+                at_mul(ai, g, u);
                 for (uint w = 0u; w < NP; w++) {
-                    for (uint m = 0u; m < K; m++) {
-                        float acc = 0.0;
-                        for (uint i = 0u; i < K; i++) {
-                            acc += LD(A_, ai + i * K + m) * q[w * K + i];
-                        }
-                        g[m] = acc;
+                    float qw[K];
+                    for (uint i = 0u; i < K; i++) {
+                        qw[i] = q[w * K + i];
                     }
+                    at_mul(ai, qw, g);
                     for (uint m = 0u; m < K; m++) {
                         q[w * K + m] = g[m];
                     }
                 }
             }
         }
-        for (uint i = 0u; i < K; i++) {
-            sh_S[s_slot(r, r.j) + i] = u[i];
-        }
-        for (uint w = 0u; w < NP; w++) {
-            uint m = r.c + w * V;
-            if (m < K) {
-                for (uint i = 0u; i < K; i++) {
-                    sh_P[p_slot(r, r.j) + i * K + m] = q[w * K + i];
-                }
-            }
-        }
-        barrier();
-        if (!aggregates_finite(r)) {
-            seq = true;
-            r.live = r.live && r.j == 0u;
-            r.t0 = 0u;
-            r.t1 = pc.T;
-        }
+        STORE_CHUNK(r, u, q);
+        seq = walk_all_if_not_finite(r);
     }
     if (!r.live) {
         return;
@@ -94,16 +98,7 @@ void scan_columns() {
     }
     if (CHUNKS > 1u && !seq) {
         for (uint k = CHUNKS - 1u; k > r.j; k--) {
-            for (uint i = 0u; i < K; i++) {
-                float acc = sh_S[s_slot(r, k) + i];
-                for (uint m = 0u; m < K; m++) {
-                    acc += sh_P[p_slot(r, k) + i * K + m] * u[m];
-                }
-                g[i] = acc;
-            }
-            for (uint i = 0u; i < K; i++) {
-                u[i] = g[i];
-            }
+            apply_chunk(r, k, u);
         }
     }
     for (uint tt = r.t1; tt > r.t0; tt--) {
@@ -134,13 +129,7 @@ void scan_columns() {
                 }
             }
         }
-        for (uint m = 0u; m < K; m++) {
-            float acc = 0.0;
-            for (uint i = 0u; i < K; i++) {
-                acc += LD(A_, ai + i * K + m) * g[i];
-            }
-            u[m] = acc;
-        }
+        at_mul(ai, g, u);
     }
     if (r.j == 0u && HAS_INIT) {
         for (uint i = 0u; i < K; i++) {

@@ -14,9 +14,7 @@ void step(Col r, uint t, inout float h[K]) {
     float hn[K];
     for (uint i = 0u; i < K; i++) {
         float acc = LD(X_, pc.off[1] + xi + i * V);
-        for (uint m = 0u; m < K; m++) {
-            acc += LD(A_, ai + i * K + m) * h[m];
-        }
+        A_DOT(acc, ai + i * K, h, 0u);
         hn[i] = acc;
     }
     for (uint i = 0u; i < K; i++) {
@@ -47,9 +45,7 @@ void main() {
                 for (uint q = 0u; q < NP; q++) {
                     for (uint i = 0u; i < K; i++) {
                         float acc = 0.0;
-                        for (uint m = 0u; m < K; m++) {
-                            acc += LD(A_, ai + i * K + m) * p[q * K + m];
-                        }
+                        A_DOT(acc, ai + i * K, p, q * K);
                         hn[i] = acc;
                     }
                     for (uint i = 0u; i < K; i++) {
@@ -58,24 +54,8 @@ void main() {
                 }
             }
         }
-        for (uint i = 0u; i < K; i++) {
-            sh_S[s_slot(r, r.j) + i] = h[i];
-        }
-        for (uint q = 0u; q < NP; q++) {
-            uint m = r.c + q * V;
-            if (m < K) {
-                for (uint i = 0u; i < K; i++) {
-                    sh_P[p_slot(r, r.j) + i * K + m] = p[q * K + i];
-                }
-            }
-        }
-        barrier();
-        if (!aggregates_finite(r)) {
-            seq = true;
-            r.live = r.live && r.j == 0u;
-            r.t0 = 0u;
-            r.t1 = pc.T;
-        }
+        STORE_CHUNK(r, h, p);
+        seq = walk_all_if_not_finite(r);
     }
     if (!r.live) {
         return;
@@ -85,16 +65,7 @@ void main() {
     }
     if (CHUNKS > 1u && !seq) {
         for (uint k = 0u; k < r.j; k++) {
-            for (uint i = 0u; i < K; i++) {
-                float acc = sh_S[s_slot(r, k) + i];
-                for (uint m = 0u; m < K; m++) {
-                    acc += sh_P[p_slot(r, k) + i * K + m] * h[m];
-                }
-                hn[i] = acc;
-            }
-            for (uint i = 0u; i < K; i++) {
-                h[i] = hn[i];
-            }
+            apply_chunk(r, k, h);
         }
         // A carry-in that is not finite (an infinite H0, or an overflow)
         // went through the aggregates in another order than the

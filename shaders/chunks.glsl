@@ -123,7 +123,7 @@ const uint L = STEPS;
 #define LDV(r, arr, i, two)                                             \
     {                                                                   \
         uint ldv_i_ = (i);                                              \
-        if (two) {                                                      \
+        if (ALIGNED || two) {                                           \
             LDW(r, arr, ldv_i_);                                        \
         } else {                                                        \
             r = (arr[ldv_i_ >> 1] >> ((ldv_i_ & 1u) << 4)) & 0xffffu;   \
@@ -133,7 +133,7 @@ const uint L = STEPS;
     {                                                                   \
         uint stv_i_ = (i);                                              \
         VAL stv_v_ = (v);                                               \
-        if (two && (stv_i_ & 1u) == 0u) {                               \
+        if (ALIGNED || (two && (stv_i_ & 1u) == 0u)) {                  \
             arr[stv_i_ >> 1] = NARROW2(stv_v_);                         \
         } else {                                                        \
             ST(arr, stv_i_, stv_v_.x);                                  \

@@ -33,12 +33,24 @@ layout(push_constant) uniform PushConstants {
 
 #define HAS_INIT ((pc.flags & 1u) != 0u)
 
+// +Inf. |x| < POS_INF is one ordered comparison that is false for NaN and
+// both infinities: the finiteness test of the chunk folds.
+#define POS_INF uintBitsToFloat(0x7f800000u)
+
 // Specialization constants shared by every module. Constant 0 is the
 // workgroup size (local_size_x_id = 0).
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 64;
 layout(constant_id = 1) const uint K = 1;
 layout(constant_id = 2) const uint V = 1;
+// Constant 7: nonzero when the host guarantees that every word access of a
+// 16-bit kernel is whole (every element index passed to LDW, LDV, STV and
+// ST2 is even and the unit's second channel exists). The word paths then
+// compile without the branches for a misaligned index, which would
+// otherwise sit between a step's loads and keep the compiler from issuing
+// them back to back. (Ignored by f32 modules.)
+layout(constant_id = 7) const uint ALIGNED_WORDS = 0;
+#define ALIGNED (ALIGNED_WORDS != 0u)
 
 // The index of this workgroup in a dispatch that may use two dimensions
 // (maxComputeWorkGroupCount[0] can be as small as 65535).
@@ -174,13 +186,13 @@ uint NARROW2(vec2 v) {
 #endif
 
 // LDW sets the uint w to the word of elements i and i+1 (i in the low
-// half): one load for i even, two neighbouring loads for i odd. Both
-// elements must exist.
+// half): one load for i even, two neighbouring loads for i odd (never
+// under ALIGNED). Both elements must exist.
 #define LDW(w, arr, i)                                                  \
     {                                                                   \
         uint ldw_i_ = (i);                                              \
         w = arr[ldw_i_ >> 1];                                           \
-        if ((ldw_i_ & 1u) != 0u) {                                      \
+        if (!ALIGNED && (ldw_i_ & 1u) != 0u) {                          \
             w = (w >> 16) | (arr[(ldw_i_ >> 1) + 1u] << 16);            \
         }                                                               \
     }
@@ -200,7 +212,7 @@ uint NARROW2(vec2 v) {
 #define ST2(arr, i, v0, v1)                                             \
     {                                                                   \
         uint st2_i_ = (i);                                              \
-        if ((st2_i_ & 1u) == 0u) {                                      \
+        if (ALIGNED || (st2_i_ & 1u) == 0u) {                           \
             arr[st2_i_ >> 1] = NARROW2(vec2((v0), (v1)));               \
         } else {                                                        \
             ST(arr, st2_i_, v0);                                        \

@@ -23,6 +23,14 @@ import (
 // flags are the glslc options every module is compiled with.
 var flags = []string{"-fshader-stage=compute", "--target-env=vulkan1.0", "-O"}
 
+// moduleFlags are the options a source adds after flags (a later option
+// wins): the subgroup kernels need SPIR-V 1.3, that is Vulkan 1.1, and the
+// host runs them only on devices that have it.
+var moduleFlags = map[string][]string{
+	"givens_scan_sg_fwd.comp": {"--target-env=vulkan1.1"},
+	"givens_scan_sg_bwd.comp": {"--target-env=vulkan1.1"},
+}
+
 var dtypes = []struct{ suffix, define string }{
 	{"f32", "DT_F32"}, {"f16", "DT_F16"}, {"bf16", "DT_BF16"},
 }
@@ -72,6 +80,10 @@ func main() {
 		for _, d := range variants {
 			name := base + "_" + d.suffix
 			compile(name, src, []string{d.define})
+			if extra := moduleFlags[src]; len(extra) > 0 {
+				fmt.Fprintf(&b, "\t{Name: %q, Source: %q, Defines: []string{%q}, Flags: %#v},\n", name, src, d.define, extra)
+				continue
+			}
 			fmt.Fprintf(&b, "\t{Name: %q, Source: %q, Defines: []string{%q}},\n", name, src, d.define)
 		}
 	}
@@ -97,7 +109,7 @@ func main() {
 }
 
 func compile(name, src string, defines []string) {
-	args := append([]string(nil), flags...)
+	args := append(append([]string(nil), flags...), moduleFlags[src]...)
 	for _, d := range defines {
 		args = append(args, "-D"+d)
 	}

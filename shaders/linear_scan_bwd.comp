@@ -20,7 +20,7 @@ OUT_BUFFER(5, db_)
 OUT_BUFFER(6, dh0_)
 
 bool agg_ok(float p, float q) {
-    return !isnan(p) && !isinf(p) && !isnan(q) && !isinf(q);
+    return abs(p) < POS_INF && abs(q) < POS_INF;
 }
 
 // h_{t-1} for step t of a live channel.

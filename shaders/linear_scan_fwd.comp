@@ -13,7 +13,7 @@ IN_BUFFER(2, h0_)
 OUT_BUFFER(3, h_)
 
 bool agg_ok(float p, float q) {
-    return !isnan(p) && !isinf(p) && !isnan(q) && !isinf(q);
+    return abs(p) < POS_INF && abs(q) < POS_INF;
 }
 
 void main() {

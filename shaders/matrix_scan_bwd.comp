@@ -31,7 +31,7 @@ OUT_BUFFER(6, dH0_)
 shared float sh_agg[6u * WG];
 
 bool finite(float x) {
-    return !isnan(x) && !isinf(x);
+    return abs(x) < POS_INF;
 }
 
 // Loads h_{t-1} of block blk = (b, t, n) into r[o...] (zero if t = 0

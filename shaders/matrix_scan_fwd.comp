@@ -28,7 +28,7 @@ OUT_BUFFER(3, H_)
 shared float sh_agg[6u * WG];
 
 bool finite(float x) {
-    return !isnan(x) && !isinf(x);
+    return abs(x) < POS_INF;
 }
 
 void main() {

@@ -21,7 +21,7 @@ OUT_BUFFER(4, dlc_)
 OUT_BUFFER(5, dlv_)
 
 bool agg_ok(float p, float q) {
-    return !isnan(p) && !isinf(p) && !isnan(q) && !isinf(q);
+    return abs(p) < POS_INF && abs(q) < POS_INF;
 }
 
 // Loads h_{st-1} (wh; unused for st = 0) and log_values_{st+1} (wv) of

@@ -18,7 +18,7 @@ OUT_BUFFER(2, h_)
 
 // -inf is an ordinary value in log space (a zero); NaN and +inf are not.
 bool agg_ok(float s, float q) {
-    return !isnan(s) && !isnan(q) && !(isinf(s) && s > 0.0) && !(isinf(q) && q > 0.0);
+    return s < POS_INF && q < POS_INF;
 }
 
 void main() {

@@ -7,9 +7,12 @@
 // the type, for example linear_scan_fwd_f16. Shared code lives in *.glsl
 // includes: common.glsl (element loads and stores, 16-bit packing, push
 // constants), chunks.glsl (the chunked layout of the elementwise kernels),
-// affine.glsl and givens.glsl (the block kernels). Sizes that select a
-// kernel's shape (workgroup size, k, v, chunk count) are specialization
-// constants, set when package vk builds a pipeline.
+// affine.glsl, givens.glsl and givens_sg.glsl (the block kernels). Sizes
+// that select a kernel's shape (workgroup size, k, v, chunk count) are
+// specialization constants, set when package vk builds a pipeline. Modules
+// are SPIR-V 1.0 (Vulkan 1.0), except the subgroup Givens kernels
+// (givens_scan_sg_*), which use subgroup shuffles and are SPIR-V 1.3
+// (Vulkan 1.1); package vk runs them only on devices that support them.
 //
 // After editing a source, regenerate from the repository root:
 //
@@ -34,12 +37,14 @@ import (
 //go:embed spv/*.spv
 var spv embed.FS
 
-// module is one compiled kernel: its name, its source file and the
-// preprocessor macros it was compiled with.
+// module is one compiled kernel: its name, its source file, the
+// preprocessor macros it was compiled with and the options it adds to the
+// common ones.
 type module struct {
 	Name    string
 	Source  string
 	Defines []string
+	Flags   []string
 }
 
 // SPIRV returns the embedded SPIR-V of the named module.

@@ -66,7 +66,7 @@ func TestEmbeddedModulesAreFresh(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, m := range modules {
-		args := append([]string(nil), glslcFlags...)
+		args := append(append([]string(nil), glslcFlags...), m.Flags...)
 		for _, d := range m.Defines {
 			args = append(args, "-D"+d)
 		}

@@ -17,11 +17,18 @@ type config struct {
 	loader     string // shared object holding the Vulkan loader
 	device     string // MINGRU_VK_DEVICE: index or name substring
 	validation bool   // MINGRU_VK_VALIDATION=1
+	pipeLog    string // MINGRU_VK_PIPELINE_LOG: file receiving one line per pipeline built
 	maxRange   int64  // if > 0, caps maxStorageBufferRange (forces slicing)
 	// Tests: stage every transfer through a staging buffer of this many
 	// bytes, as on a discrete GPU.
 	noUnified   bool
 	stagingSize int
+	// Tests: run the Givens kernels that use no subgroup operations; or
+	// give the subgroup Givens kernels this many chunks of T, or a ring
+	// of this many steps.
+	noSubgroup   bool
+	givensChunks int
+	givensDepth  int
 }
 
 // Backend runs the scans on a Vulkan device. It implements scans.Backend
@@ -46,6 +53,7 @@ func New() *Backend {
 		loader:     "libvulkan.so.1",
 		device:     os.Getenv("MINGRU_VK_DEVICE"),
 		validation: os.Getenv("MINGRU_VK_VALIDATION") == "1",
+		pipeLog:    os.Getenv("MINGRU_VK_PIPELINE_LOG"),
 	}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -388,4 +389,44 @@ func TestValidationMessagesAreRecorded(t *testing.T) {
 	if !found {
 		t.Fatalf("injected message not recorded; got %q", msgs)
 	}
+}
+
+// TestPipelineLog: with MINGRU_VK_PIPELINE_LOG set, every pipeline a new
+// backend builds is appended to the file once, with its build time, and a
+// second call of the same shape builds none.
+func TestPipelineLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pipelines.log")
+	t.Setenv("MINGRU_VK_PIPELINE_LOG", path)
+	b := testBackend(t)
+	rng := seeded(t)
+	for i := 0; i < 2; i++ {
+		in := upload(t, b, randomHost(rng, scans.F32, 3, 70, 9), randomHost(rng, scans.F32, 3, 70, 9))
+		h, err := b.LinearScan(in[0], in[1], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range append(in, h) {
+			b.Release(x)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) == 0 || lines[0] == "" {
+		t.Fatal("no pipeline logged")
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		f := strings.Split(l, "\t")
+		if len(f) != 3 || !strings.HasPrefix(f[0], "linear_scan") || !strings.HasSuffix(f[2], " ms") {
+			t.Errorf("log line %q: want module, spec constants, build time", l)
+		}
+		if seen[f[0]+f[1]] {
+			t.Errorf("pipeline %s %s built twice", f[0], f[1])
+		}
+		seen[f[0]+f[1]] = true
+	}
+	t.Logf("%d pipelines: %q", len(lines), lines)
 }

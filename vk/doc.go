@@ -43,8 +43,14 @@
 //	                      synchronization validation, and a debug-report
 //	                      callback that records every warning and error
 //	                      (this package's tests fail on any).
+//	MINGRU_VK_PIPELINE_LOG  a file to which each compute pipeline is
+//	                      appended as it is built: module, specialization
+//	                      constants, build time. Pipelines are built on
+//	                      first use of a (kernel, shape class) pair and
+//	                      kept while the backend lives (0.1 s to 4 s each
+//	                      on an NVIDIA H200; drivers cache builds too).
 //
-// Both are read by New.
+// All three are read by New.
 //
 // # Tensors and memory
 //
@@ -70,8 +76,13 @@
 // (k even) and the affine rows are written as whole words with plain
 // stores. A lone 16-bit store (a row that starts at an odd element, odd
 // D's last channel, one dtheta per step) is two atomics (clear the half,
-// set it), so that a neighbouring invocation's half is never lost. No
-// kernel depends on the subgroup size or waits on another workgroup.
+// set it), so that a neighbouring invocation's half is never lost. Where
+// every word of a tiled kernel is whole (D even, or matrix_scan), its
+// pipeline is specialized without the branches for a misaligned word:
+// on an H200 those branches between a step's loads cost 1.5x to 3x. No
+// kernel waits on another workgroup. Only the subgroup Givens kernels use
+// subgroup operations, and only on a device that reports them (below);
+// every other kernel is correct at any subgroup size.
 //
 // linear_scan and parallel_scan_log: a workgroup owns one lane, a batch
 // entry and a tile of TILE contiguous channels (the smallest power of two
@@ -101,8 +112,22 @@
 // 8 steps of A and b in registers, and the chunk aggregates are 2x2 affine
 // maps; the same segment rule with 8 steps per invocation.
 //
-// matrix_affine_scan: H_t = A_t H_{t-1} + X_t multiplies from the left, so
-// each of a block's v columns evolves on its own; one invocation keeps one
+// matrix_affine_scan has two layouts, chosen by shape. The row layout
+// (k >= 2 and v >= 2, with at least 2^13 row invocations b*n*k, or
+// wherever the column layout below would not chunk T): one invocation per
+// row of a block's kxv state (v floats in registers), 32/k blocks per
+// workgroup, T walked in one piece. Each step an invocation reads its rows
+// of A_t and X_t (the backward: A_t, dH_t, H_{t-1}), contiguous and read
+// once, whole 16-byte vectors where the row allows, with the loads of the
+// next steps (up to 8) already in flight in registers; the rows of
+// H_{t-1} (backward: G_t, H_{t-1}, A_t) are exchanged through shared
+// memory, one barrier per step. The walk is the sequential recurrence, so
+// NaN and Inf propagate as in the reference, and the backward forms dA_t in
+// the same pass.
+//
+// The column layout (one-column states, and few lanes with long T, such as
+// the long-T benchmark shape): each of a block's v columns evolves on its
+// own; one invocation keeps one
 // column (k floats) in registers. T is chunked when ceil(k/v) <= 4: pass 1
 // computes each chunk's aggregate from a zero carry (its kxk transition
 // product built column by column across the lane's invocations, about
@@ -117,14 +142,27 @@
 // scan per column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a
 // second dispatch computes it from G read back in f32.
 //
-// givens_scan: one invocation per block and chunk of T, the rotations
-// recomputed in registers, never divided by sigma. T is chunked only for
-// k <= 8 and while lanes x chunks < 4096 (few lanes: long-T and lab
-// shapes): pass 1 builds each chunk's kxk transition product and offset
-// (about k + 1 plain steps of work), the aggregates meet in shared memory,
-// and each chunk rescans from its carry-in. Chunking the large shape (4096
-// lanes) measured 3.5x slower on an H200, so many lanes walk all of T in
-// one chunk. The inputs of several steps are loaded into registers before
+// givens_scan, on a device whose compute shaders have subgroup shuffles
+// (Vulkan 1.1, VkPhysicalDeviceSubgroupProperties) in subgroups of at least
+// k/2 invocations: k/2 invocations of one subgroup per block, each holding
+// a pair of channels (2q, 2q+1), so the first layer of rotations is local
+// and the second exchanges one value each way between neighbouring
+// invocations by shuffles; each invocation computes two sines and cosines
+// per step and owns whole words of the 16-bit states and gradients. Each
+// keeps a ring of 16 steps of inputs in registers (the loads of step t+16
+// issued at step t), so that many loads are in flight while the
+// recurrence runs. T is chunked while the invocations stay within 2^14 and
+// chunks keep at least 16 steps (long-T and lab shapes): pass 1 builds each
+// chunk's kxk transition product and offset (each invocation two rows,
+// about k + 1 steps of work), the aggregates meet in shared memory, and
+// each chunk rescans from its carry-in; the large shape (16384 invocations)
+// walks all of T in one chunk, reading every input once. Elsewhere: one
+// invocation per block and chunk of T, the rotations recomputed in
+// registers, never divided by sigma. T is chunked only for k <= 8 and
+// while lanes x chunks < 4096: the same two passes, one invocation
+// building the whole product. Chunking the large shape (4096 lanes)
+// measured 3.5x slower on an H200, so many lanes walk all of T in one
+// chunk. The inputs of several steps are loaded into registers before
 // they are applied, so that their loads are in flight at once.
 //
 // Tensors larger than maxStorageBufferRange are processed in slices of the

@@ -147,6 +147,14 @@ func tensorOrNil(t *Tensor) scans.Tensor {
 	return t
 }
 
+// tiledLayoutOf and alignWords are the tiled kernels' layout rule and
+// whether their 16-bit kernels may be compiled for whole words; a layout
+// experiment (sweep_test.go) swaps them to time the alternatives.
+var (
+	tiledLayoutOf = tiledLayout
+	alignWords    = true
+)
+
 // elementwise is the kernel of the tiled layout (linear_scan,
 // parallel_scan_log, matrix_scan): a tile of tile units per workgroup, a
 // unit being what one invocation serves (a channel, two adjacent channels
@@ -154,13 +162,14 @@ func tensorOrNil(t *Tensor) scans.Tensor {
 func (c *call) elementwise(dir scans.Direction) kernel {
 	d := c.dims
 	units, steps := elementwiseUnits(c.op, c.dt, d.N)
-	tile, chunks := tiledLayout(d.B, d.T, units, c.dev.maxWorkgroup(), steps)
+	tile, chunks := tiledLayoutOf(d.B, d.T, units, c.dev.maxWorkgroup(), steps)
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	k.spec[specWG] = uint32(tile * chunks)
 	k.spec[specK], k.spec[specV] = 1, 1
 	k.spec[specChunks] = uint32(chunks)
 	k.spec[specTile] = uint32(tile)
 	k.groupsPerBatch = int64((units + tile - 1) / tile)
+	k.wordAligned = alignWords && wholeWords(c.op, c.dt, d.N)
 	return k
 }
 
@@ -291,6 +300,9 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	wg, chunks := blockWG, 1
 	if c.op == scans.OpGivensScan {
+		if k, ok := c.givensSG(dir); ok {
+			return k
+		}
 		wg, chunks = givensLayout(d.B, d.T, d.N, d.K, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	} else if phase == 0 {
 		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
@@ -307,14 +319,79 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	return k
 }
 
+// rows is the kernel of matrix_affine_scan in the row layout (see
+// blockRows): rowsWG/k lanes of k invocations per workgroup.
+func (c *call) rows(dir scans.Direction) kernel {
+	d := c.dims
+	module := "matrix_affine_scan_rows_fwd_" + c.dt.String()
+	if dir == scans.Backward {
+		module = "matrix_affine_scan_rows_bwd_" + c.dt.String()
+	}
+	k := kernel{module: module, T: uint32(d.T), N: uint32(d.N)}
+	k.spec[specWG] = uint32(rowsWG / d.K * d.K)
+	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
+	k.spec[specChunks], k.spec[specTile] = 1, 1
+	k.spec[specRing] = uint32(rowRing(d.K, d.V, c.dt.Size(), dir == scans.Backward))
+	k.invPerBatch = int64(d.N) * int64(d.K)
+	return k
+}
+
+// useRows says whether matrix_affine_scan runs in the row layout.
+func (c *call) useRows() bool {
+	d := c.dims
+	return c.op == scans.OpMatrixAffineScan &&
+		blockRows(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+}
+
+// givensSG is the kernel of the subgroup Givens layout in direction dir,
+// when the device can run it (see givensSGLayout).
+func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
+	d := c.dims
+	width := c.dev.shuffleWidth()
+	if c.b.cfg.noSubgroup {
+		width = 0
+	}
+	wg, chunks, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, c.dev.subgroupAlign(), c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	if !ok {
+		return kernel{}, false
+	}
+	if c.b.cfg.givensChunks > 0 {
+		chunks = c.b.cfg.givensChunks
+		if f := d.K / 2 * chunks; f > wg {
+			wg = f
+		}
+	}
+	dn := "fwd"
+	if dir == scans.Backward {
+		dn = "bwd"
+	}
+	k := kernel{module: fmt.Sprintf("%s_sg_%s_%s", c.op, dn, c.dt), T: uint32(d.T), N: uint32(d.N)}
+	k.spec[specWG] = uint32(wg)
+	k.spec[specK], k.spec[specV] = uint32(d.K), 1
+	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
+	k.spec[specDepth] = givensSGDepth
+	if c.dev.software {
+		k.spec[specDepth] = givensSGDepthCPU
+	}
+	if c.b.cfg.givensDepth > 0 {
+		k.spec[specDepth] = uint32(max(c.b.cfg.givensDepth, 2)) // the kernels' pass 1 takes two slots
+	}
+	k.invPerBatch = int64(d.N) * int64(d.K/2) * int64(chunks)
+	return k, true
+}
+
 // affineKernel is the kernel of matrix_scan (the tiled elementwise layout
-// with 2x2 blocks) or of matrix_affine_scan (the block layout) in
-// direction dir.
+// with 2x2 blocks) or of matrix_affine_scan (the row layout or the block
+// layout, see blockRows) in direction dir. The choice of kernel for these
+// two operations is made here (and, through useRows, nowhere else).
 func (c *call) affineKernel(op scans.Op, dir scans.Direction) kernel {
 	if op == scans.OpMatrixScan {
 		k := c.elementwise(dir)
 		k.spec[specK] = 2
 		return k
+	}
+	if c.useRows() {
+		return c.rows(dir)
 	}
 	return c.block(dir, 0)
 }
@@ -374,8 +451,10 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 		k.flags = 1
 	}
 	ks := []kernel{k}
-	if d.V > 1 {
-		// dA sums over the v columns: a second dispatch reads G in f32.
+	if d.V > 1 && !c.useRows() {
+		// The column layout: dA sums over the v columns, held by
+		// different invocations, so a second dispatch reads G in f32.
+		// (The row layout forms dA in its one pass.)
 		g32 := operand{buf: oX.buf, stride: int64(sx), esize: 4}
 		if c.dt != scans.F32 {
 			buf, err := c.scratchF32(int64(d.B) * int64(sx))

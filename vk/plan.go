@@ -15,6 +15,9 @@ const (
 	specTile            // elementwise kernels: channels per workgroup
 	specPhase           // block backward: 0 scan, 1 outer products
 	specWriteG32        // block backward: also write G in f32
+	specAligned         // tiled 16-bit kernels: every word access is whole
+	specRing            // row layout: steps of loads in flight
+	specDepth           // subgroup Givens kernels: steps of loads in flight
 	numSpec
 )
 
@@ -45,6 +48,13 @@ type kernel struct {
 	// groupsPerBatch > 0, else ceil(bs*invPerBatch / WG).
 	groupsPerBatch int64
 	invPerBatch    int64
+	// wordAligned: a tiled 16-bit kernel whose element indices are all
+	// even once every bound operand starts at an even element (its rows
+	// have an even number of channels, or it is matrix_scan). The device
+	// then sets specAligned for each slice whose operands do, which
+	// compiles the kernel without the branches for a misaligned word
+	// (shaders/common.glsl).
+	wordAligned bool
 }
 
 func (k *kernel) groups(bs int64) int64 {
@@ -136,6 +146,15 @@ func elementwiseUnits(op scans.Op, dt scans.DType, n int) (units, steps int) {
 	return n, stepsPerInvocation
 }
 
+// wholeWords reports whether every word a tiled kernel of op loads or
+// stores for rows of n channels (or blocks) is whole once each operand
+// starts at an even element: a 16-bit type and an even n (an invocation's
+// two channels then share one word, and rows start on word boundaries),
+// or matrix_scan, whose blocks and vectors have 4 and 2 elements.
+func wholeWords(op scans.Op, dt scans.DType, n int) bool {
+	return dt.Size() == 2 && (op == scans.OpMatrixScan || n%2 == 0)
+}
+
 // tiledLayout is the rule above for steps steps per invocation.
 func tiledLayout(B, T, D int, maxWG int, steps int) (tile, chunks int) {
 	tile = 1
@@ -206,6 +225,70 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 	return wg, chunks
 }
 
+// The row layout of matrix_affine_scan (shaders/affine_rows.glsl): one
+// invocation per row of a lane's kxv state, R = rowsWG/k lanes per
+// workgroup, T walked in one piece with the loads of the next ring steps
+// in flight (rowRing). Every input element is read once, in contiguous
+// rows, where the column layout reads A_t in each of its v invocations
+// and, when it chunks T, reads A and X twice.
+//
+// blockRows is the choice between the two (k >= 2 and v >= 2 only: a
+// one-column state is the column layout's single invocation per lane, and
+// k = 1 has nothing to exchange). The row layout has no chunks, so each
+// lane is one chain of T dependent steps, each a barrier and a kxv
+// product (a few hundred cycles); the column layout cuts that chain into
+// chunks at the price of the extra reads. So the row layout is taken
+//   - whenever the column layout would not chunk either (short T, or
+//     lanes enough to fill the device, or a pass 1 too costly), and
+//   - whenever there are at least rowsMinInvocations row invocations
+//     (b*n*k): the loads in flight then keep the memory busy, and a chain
+//     of T steps at a few hundred cycles each stays within what the bytes
+//     take anyway.
+//
+// At the benchmark shapes (k = v = 8): large (4096 lanes, 32768
+// invocations) and lab (1024 lanes, 8192 invocations, T = 64) take the
+// row layout; long-T (128 lanes, 1024 invocations, T = 1024) keeps the
+// column layout with 32 chunks of 32 steps, whose chain is 30 times
+// shorter.
+const (
+	rowsWG             = 32
+	rowsMinInvocations = 1 << 13
+)
+
+func blockRows(B, T, N, K, V, maxWG, maxShared int) bool {
+	if K < 2 || V < 2 || K > rowsWG || 2*rowsWG*(2*V+K)*4 > maxShared || rowsWG > maxWG {
+		return false
+	}
+	if int64(B)*int64(N)*int64(K) >= rowsMinInvocations {
+		return true
+	}
+	_, chunks := blockLayout(B, T, N, K, V, maxWG, maxShared)
+	return chunks == 1
+}
+
+// rowRing is the number of steps whose loads the row kernels keep in
+// flight: the largest power of two up to 8 whose ring (steps times the
+// 32-bit words of an invocation's rows per step: k + v forward, k + 2v
+// backward, half that for 16-bit types) stays within 128 words forward and
+// 96 backward, and whose unrolled steps (k*v multiply-adds each forward,
+// 2*k*v backward) stay within 512 multiply-adds, which bounds the code
+// size (and the time a driver takes to compile it). At k = v = 8, f32: 8
+// steps forward (128 registers, 512 bytes in flight per invocation), 4
+// backward (96 registers, 384 bytes); at k = v = 16 2 and 1, with 256 and
+// 192 bytes per step.
+func rowRing(K, V, esize int, bwd bool) int {
+	words, budget, fma := K+V, 128, K*V
+	if bwd {
+		words, budget, fma = K+2*V, 96, 2*K*V
+	}
+	words = words * esize / 4
+	u := 8
+	for u > 1 && (u*words > budget || u*fma > 512) {
+		u /= 2
+	}
+	return u
+}
+
 // The Givens layout (givens_scan, see shaders/givens.glsl). A lane is a
 // block (b, n), walked by one invocation per chunk of T. Chunking costs
 // pass 1 about k + 1 plain steps of arithmetic (the kxk product of the
@@ -255,6 +338,70 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 	return wg, chunks
 }
 
+// The subgroup Givens layout (givens_scan_sg_*, see shaders/givens_sg.glsl),
+// used where the device's subgroups have shuffles in compute shaders and
+// hold at least F = k/2 invocations (width, the device's smallest
+// subgroup size, >= F); otherwise givensLayout's kernels run. A lane is
+// served by F invocations of one subgroup (one per pair of channels), per
+// chunk of T. The workgroup is givensSGWG invocations, or the reported
+// subgroup size (align) if larger, or F*chunks if larger still (LPW =
+// WG/(F*chunks) lanes), so it is always a whole number of subgroups. The chunk count doubles from 1 while each chunk
+// keeps at least givensSGMinChunk steps, the invocations stay within
+// givensSGTarget (about four subgroups of 32 per compute unit of a large
+// GPU, the occupancy at which the unchunked kernel's 16 steps of loads in
+// flight per invocation saturate memory), and the workgroup stays within
+// maxElementwiseWG and the device's limits, its aggregates (about
+// (WG/F)*(k*k+k+8) + WG words) in shared memory. So a large batch runs
+// unchunked, reading every input once, and few lanes with long T take
+// chunks: B=16 T=1024 N=8 k=8 (128 lanes, 512 invocations) takes 32
+// chunks of 32 steps, B=128 T=64 N=8 k=8 four of 16.
+const (
+	givensSGDepth    = 16
+	givensSGDepthCPU = 4 // a CPU device compiles the unrolled ring much faster
+	givensSGWG       = 64
+	givensSGMinChunk = 16
+	givensSGTarget   = 1 << 14
+)
+
+func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks int, ok bool) {
+	f := K / 2
+	if K < 2 || K%2 != 0 || width < f {
+		return 0, 0, false
+	}
+	base := givensSGWG
+	if align > base {
+		base = align
+	}
+	limit := maxElementwiseWG
+	if maxWG < limit {
+		limit = maxWG
+	}
+	if base > maxWG {
+		return 0, 0, false
+	}
+	inv := int64(B) * int64(N) * int64(f)
+	layout := func(c int) (wg, shared int) {
+		wg = base
+		if f*c > wg {
+			wg = f * c
+		}
+		gpw := wg / f
+		return wg, 4 * (gpw*(K*K+4) + 1 + gpw*(K+4) + 1 + wg + 1) // the shader's sh_P, sh_S and sh_F
+	}
+	chunks = 1
+	for {
+		c := 2 * chunks
+		w, sh := layout(c)
+		if w > limit || sh > maxShared || int64(T) < int64(c*givensSGMinChunk) ||
+			inv*int64(c) > givensSGTarget {
+			break
+		}
+		chunks = c
+	}
+	wg, _ = layout(chunks)
+	return wg, chunks, true
+}
+
 func moduleName(op scans.Op, dir scans.Direction, dt scans.DType) string {
 	d := "fwd"
 	if dir == scans.Backward {
@@ -286,4 +433,13 @@ func supports(op scans.Op, d scans.Dims, dt scans.DType) error {
 		return &scans.ScanFallback{Backend: "vulkan", Op: op, Reason: fmt.Sprintf("a dimension of %v does not fit in 32 bits", d)}
 	}
 	return nil
+}
+
+// evenSlices is the slice size for B batch entries of which at most bs fit
+// at once: the fewest slices, of sizes as equal as they can be. A short
+// last slice would run alone, a few lanes walking all of T while the rest
+// of the device idles (32 entries that fit 31 at a time go as 16 and 16).
+func evenSlices(B, bs int64) int64 {
+	n := (B + bs - 1) / bs
+	return (B + n - 1) / n
 }

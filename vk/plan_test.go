@@ -65,6 +65,27 @@ func TestMatrixScanLayout(t *testing.T) {
 
 // TestElementwiseUnits: an invocation serves one f32 channel or a word of
 // two 16-bit channels.
+func TestWholeWords(t *testing.T) {
+	for _, c := range []struct {
+		op   scans.Op
+		dt   scans.DType
+		n    int
+		want bool
+	}{
+		{scans.OpLinearScan, scans.F16, 64, true},
+		{scans.OpLinearScan, scans.BF16, 67, false},
+		{scans.OpParallelScanLog, scans.BF16, 2, true},
+		{scans.OpParallelScanLog, scans.F16, 1, false},
+		{scans.OpMatrixScan, scans.F16, 5, true},
+		{scans.OpLinearScan, scans.F32, 64, false},
+		{scans.OpMatrixScan, scans.F32, 4, false},
+	} {
+		if got := wholeWords(c.op, c.dt, c.n); got != c.want {
+			t.Errorf("wholeWords(%v, %v, %d) = %v, want %v", c.op, c.dt, c.n, got, c.want)
+		}
+	}
+}
+
 func TestElementwiseUnits(t *testing.T) {
 	for _, c := range []struct {
 		op           scans.Op
@@ -181,5 +202,99 @@ func TestGivensLayout(t *testing.T) {
 		if chunks > 1 && (wg%chunks != 0 || 4*(wg*(c.K*c.K+c.K+9)+3) > c.shared) {
 			t.Errorf("%+v: workgroup %d is not whole lanes times chunks within shared memory", c, wg)
 		}
+	}
+}
+
+// TestBlockRows: matrix_affine_scan takes the row layout at the large and
+// lab benchmark shapes and wherever the column layout would not chunk T;
+// long-T keeps the chunked column layout.
+func TestBlockRows(t *testing.T) {
+	for _, c := range []struct {
+		B, T, N, K, V int
+		rows          bool
+	}{
+		{32, 4096, 128, 8, 8, true}, // large: 32768 row invocations
+		{128, 64, 8, 8, 8, true},    // lab: 8192 row invocations
+		{16, 1024, 8, 8, 8, false},  // long-T: 1024, the column layout chunks
+		{3, 40, 3, 4, 2, true},      // too short for the column layout to chunk
+		{3, 1000, 5, 8, 8, false},   //
+		{3, 1000, 5, 16, 2, true},   // ceil(k/v) = 8: the column layout does not chunk
+		{1 << 14, 1000, 8, 2, 1, false},
+		{1 << 14, 1000, 8, 1, 8, false},
+	} {
+		if got := blockRows(c.B, c.T, c.N, c.K, c.V, 1024, 32<<10); got != c.rows {
+			t.Errorf("%+v: rows %v", c, got)
+		}
+	}
+	if blockRows(32, 4096, 128, 8, 8, 16, 32<<10) {
+		t.Errorf("rows with workgroups limited to 16 invocations")
+	}
+}
+
+func TestRowRing(t *testing.T) {
+	for _, c := range []struct {
+		K, V, esize int
+		bwd         bool
+		ring        int
+	}{
+		{8, 8, 4, false, 8}, {8, 8, 4, true, 4},
+		{8, 8, 2, false, 8}, {8, 8, 2, true, 4},
+		{16, 16, 4, false, 2}, {16, 16, 4, true, 1},
+		{16, 4, 4, false, 4}, {2, 2, 2, true, 8},
+	} {
+		if got := rowRing(c.K, c.V, c.esize, c.bwd); got != c.ring {
+			t.Errorf("%+v: ring %d", c, got)
+		}
+	}
+}
+
+func TestEvenSlices(t *testing.T) {
+	for _, c := range [][3]int64{{32, 31, 16}, {32, 32, 32}, {32, 40, 32}, {7, 2, 2}, {9, 4, 3}, {1, 1, 1}, {100, 33, 25}} {
+		if got := evenSlices(c[0], c[1]); got != c[2] {
+			t.Errorf("evenSlices(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+func TestGivensSGLayout(t *testing.T) {
+	for _, c := range []struct {
+		B, T, N, K, width, shared int
+		wg, chunks                int
+	}{
+		{32, 4096, 128, 8, 32, 32 << 10, 64, 1},    // large: 16384 invocations already
+		{16, 1024, 8, 8, 32, 32 << 10, 128, 32},    // long-T: 512 invocations x 32 chunks of 32 steps
+		{128, 64, 8, 8, 32, 32 << 10, 64, 4},       // lab: 4 chunks of 16 steps, 4 lanes per workgroup
+		{3, 1000, 5, 2, 8, 32 << 10, 64, 32},       // k = 2: one invocation per lane, 32 chunks of 32 steps
+		{3, 1000, 3, 16, 8, 32 << 10, 128, 16},     // k = 16: 8 invocations per lane, 32 KiB of aggregates
+		{3, 1000, 3, 16, 8, 16 << 10, 64, 8},       // k = 16 in 16 KiB: aggregates of 16x16 + 16
+		{3, 31, 5, 8, 32, 32 << 10, 64, 1},         // too short to chunk
+		{3, 32, 5, 8, 32, 32 << 10, 64, 2},         //
+		{1, 1 << 20, 1, 4, 64, 32 << 10, 256, 128}, // workgroup cap 256
+		{1, 1 << 20, 1, 4, 128, 32 << 10, 256, 128},
+	} {
+		wg, chunks, ok := givensSGLayout(c.B, c.T, c.N, c.K, c.width, c.width, 1024, c.shared)
+		if !ok || wg != c.wg || chunks != c.chunks {
+			t.Errorf("%+v: wg %d chunks %d ok %v", c, wg, chunks, ok)
+		}
+		f := c.K / 2
+		gpw := wg / f
+		if wg%c.width != 0 || wg%(f*chunks) != 0 || (chunks > 1 && 4*(gpw*(c.K*c.K+c.K+8)+wg+3) > c.shared) {
+			t.Errorf("%+v: workgroup %d is not whole subgroups of whole lanes times chunks within shared memory", c, wg)
+		}
+	}
+	// A subgroup narrower than k/2, or no shuffles (width 0): the kernels
+	// of givensLayout.
+	for _, c := range []struct{ K, width int }{{16, 4}, {4, 0}, {2, 0}, {8, 2}} {
+		if _, _, ok := givensSGLayout(3, 100, 5, c.K, c.width, c.width, 1024, 32<<10); ok {
+			t.Errorf("k=%d width %d: subgroup layout chosen", c.K, c.width)
+		}
+	}
+	if _, _, ok := givensSGLayout(3, 100, 5, 16, 8, 8, 1024, 32<<10); !ok {
+		t.Errorf("k=16 width 8: subgroup layout declined")
+	}
+	// Subgroups of 8 to 32 invocations (a compiler that chooses): the
+	// workgroup is a whole number of the largest.
+	if wg, _, ok := givensSGLayout(3, 100, 5, 16, 8, 128, 1024, 32<<10); !ok || wg%128 != 0 {
+		t.Errorf("k=16 width 8 align 128: wg %d ok %v", wg, ok)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -93,6 +94,9 @@ type device struct {
 	maxGroups     [3]uint32
 	maxWG         int
 	maxShared     int
+	api           uint32 // the instance's API version
+	subgroup      int    // smallest subgroup size for shuffles in compute, 0 without (see subgroupSize)
+	subgroupMax   int    // the reported subgroup size
 	tsPeriod      float64
 	tsMask        uint64
 	hasTimestamps bool
@@ -105,6 +109,7 @@ type device struct {
 	queueMu       sync.Mutex
 	pipeMu        sync.Mutex
 	pipes         map[pipeKey]vk.Pipeline
+	pipeLog       string // file receiving one line per pipeline built ("" for none)
 	modules       map[string]vk.ShaderModule
 	ctxMu         sync.Mutex
 	ctxFree       []*execCtx
@@ -162,7 +167,7 @@ func openDevice(cfg config) (_ *device, err error) {
 	if err := loadLoader(cfg.loader); err != nil {
 		return nil, err
 	}
-	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}}
+	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog}
 	defer func() {
 		if err != nil {
 			d.destroy()
@@ -199,7 +204,14 @@ func (d *device) createInstance(validation bool) error {
 			return err
 		}
 	}
-	inst, r := shimCreateInstance(vk.MakeVersion(1, 0, 0), validation)
+	// Vulkan 1.1 where the loader has it, for the subgroup properties and
+	// the SPIR-V 1.3 modules of the subgroup kernels; they are used only
+	// on a device that is 1.1 too (see subgroupSize).
+	d.api = vk.MakeVersion(1, 0, 0)
+	if shimInstanceVersion() >= vk.MakeVersion(1, 1, 0) {
+		d.api = vk.MakeVersion(1, 1, 0)
+	}
+	inst, r := shimCreateInstance(d.api, validation)
 	if r == vk.ErrorIncompatibleDriver {
 		return errors.New("no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)")
 	}
@@ -322,6 +334,7 @@ func (d *device) choose(want string) error {
 	if d.maxShared > 32<<10 {
 		d.maxShared = 32 << 10 // leave room for several workgroups per core
 	}
+	d.subgroup = d.subgroupSize(pick.props.ApiVersion)
 	d.tsPeriod = float64(lim.TimestampPeriod)
 	fam, _ := computeFamily(d.instance, d.phys)
 	d.qfam = fam.index
@@ -432,6 +445,41 @@ func (d *device) destroy() {
 func (d *device) maxWorkgroup() int { return d.maxWG }
 
 func (d *device) maxSharedMemory() int { return d.maxShared }
+
+// Subgroup features (VkSubgroupFeatureFlagBits) and the compute stage.
+const (
+	subgroupBasic   = 0x1
+	subgroupShuffle = 0x10
+	stageCompute    = 0x20
+)
+
+// subgroupSize is the smallest subgroup size the device runs compute
+// shaders with when they have the basic and shuffle subgroup operations
+// (Vulkan 1.1 on both the instance and the device), else 0: the kernels
+// that exchange values through shuffles run only where it is at least the
+// invocations that exchange. (Some compilers choose a size below the
+// reported subgroupSize; VK_EXT_subgroup_size_control reports the least.)
+func (d *device) subgroupSize(deviceAPI uint32) int {
+	if d.api < vk.MakeVersion(1, 1, 0) || deviceAPI < vk.MakeVersion(1, 1, 0) {
+		return 0
+	}
+	size, minSize, stages, ops, ok := shimSubgroup(d.instance, d.phys)
+	if !ok || stages&stageCompute == 0 || ops&(subgroupBasic|subgroupShuffle) != subgroupBasic|subgroupShuffle {
+		return 0
+	}
+	if minSize == 0 || minSize&(minSize-1) != 0 || size&(size-1) != 0 {
+		return 0
+	}
+	d.subgroupMax = int(size)
+	return int(minSize)
+}
+
+// shuffleWidth is the number of invocations the kernels may exchange
+// values within (the device's smallest subgroup size), 0 when they may
+// not; subgroupAlign a multiple of every subgroup size the device uses,
+// which a workgroup of those kernels is a multiple of.
+func (d *device) shuffleWidth() int  { return d.subgroup }
+func (d *device) subgroupAlign() int { return d.subgroupMax }
 
 // memoryType finds a memory type allowed by bits with all of want.
 func (d *device) memoryType(bits uint32, want vk.MemoryPropertyFlags) (uint32, bool) {
@@ -739,12 +787,28 @@ func (d *device) pipeline(module string, spec [numSpec]uint32) (vk.Pipeline, err
 		}
 		d.modules[module] = sm
 	}
+	start := time.Now()
 	p, r := shimCreatePipeline(d.instance, d.dev, sm, d.layout, spec[:])
 	if err := check(r, fmt.Sprintf("create pipeline %s %v", module, spec)); err != nil {
 		return nil, err
 	}
+	d.logPipeline(module, spec, time.Since(start))
 	d.pipes[key] = p
 	return p, nil
+}
+
+// logPipeline appends one line for a pipeline just built to the file named
+// by MINGRU_VK_PIPELINE_LOG. A diagnostic: failing to write it is ignored.
+func (d *device) logPipeline(module string, spec [numSpec]uint32, took time.Duration) {
+	if d.pipeLog == "" {
+		return
+	}
+	f, err := os.OpenFile(d.pipeLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s\t%v\t%.3f ms\n", module, spec, float64(took.Microseconds())/1e3)
+	f.Close()
 }
 
 // sliceSize is the number of batch entries whose bindings all fit in the
@@ -786,6 +850,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	if err != nil {
 		return 0, false, err
 	}
+	bs = evenSlices(B, bs)
 	var recs []dispatchRec
 	for b0 := int64(0); b0 < B; b0 += bs {
 		n := bs
@@ -793,12 +858,9 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 			n = B - b0
 		}
 		for _, k := range ks {
-			p, err := d.pipeline(k.module, k.spec)
-			if err != nil {
-				return 0, false, err
-			}
-			r := dispatchRec{pipe: p}
+			var r dispatchRec
 			r.push[0], r.push[1], r.push[2], r.push[3] = uint32(n), k.T, k.N, k.flags
+			even := true
 			for i, o := range k.binds {
 				if o.buf == nil {
 					r.infos[i] = bufferBinding{buf: d.placeholder.buf, offset: 0, rng: uint64(d.placeholder.size)}
@@ -813,7 +875,17 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 				}
 				r.infos[i] = bufferBinding{buf: o.buf.buf, offset: uint64(base), rng: uint64(rng)}
 				r.push[4+i] = uint32((start - base) / o.esize)
+				even = even && r.push[4+i]%2 == 0
 			}
+			spec := k.spec
+			if k.wordAligned && even {
+				spec[specAligned] = 1
+			}
+			p, err := d.pipeline(k.module, spec)
+			if err != nil {
+				return 0, false, err
+			}
+			r.pipe = p
 			g := k.groups(n)
 			gx := int64(d.maxGroups[0])
 			if g < gx {

@@ -22,6 +22,8 @@ type device struct {
 func openDevice(config) (*device, error)                               { return nil, errNoCgo }
 func (*device) maxSharedMemory() int                                   { return 0 }
 func (*device) maxWorkgroup() int                                      { return 0 }
+func (*device) shuffleWidth() int                                      { return 0 }
+func (*device) subgroupAlign() int                                     { return 0 }
 func (*device) alloc(int64) (*buffer, error)                           { return nil, errNoCgo }
 func (*device) free(*buffer)                                           {}
 func (*device) write(*buffer, []byte) error                            { return errNoCgo }

@@ -93,6 +93,67 @@ static int32_t vks_create_instance(uint32_t api, int validation, H* out) {
 	return f(&info, NULL, out);
 }
 
+// vks_instance_version is the loader's instance version (1.0 when it has
+// no vkEnumerateInstanceVersion).
+static uint32_t vks_instance_version(void) {
+	int32_t (*f)(uint32_t*) = gipa(0, "vkEnumerateInstanceVersion");
+	uint32_t v = 1u << 22;
+	if (f && f(&v) < 0) v = 1u << 22;
+	return v;
+}
+
+typedef struct { int32_t sType; void* pNext; uint32_t size; uint32_t stages; uint32_t ops; uint32_t quad; } SubgroupProps;
+typedef struct { int32_t sType; void* pNext; uint32_t minSize; uint32_t maxSize; uint32_t maxSubgroups; uint32_t stages; } SizeControlProps;
+typedef struct { char name[256]; uint32_t specVersion; } ExtProps;
+
+// vks_has_device_ext reports whether the physical device has the named
+// extension.
+static int vks_has_device_ext(H instance, H phys, const char* name) {
+	int32_t (*f)(H, const char*, uint32_t*, ExtProps*) = gipa(instance, "vkEnumerateDeviceExtensionProperties");
+	if (!f) return 0;
+	uint32_t n = 0;
+	if (f(phys, NULL, &n, NULL) < 0) return 0;
+	ExtProps* p = calloc(n ? n : 1, sizeof(ExtProps));
+	if (!p) return 0;
+	int found = 0;
+	if (f(phys, NULL, &n, p) >= 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (strcmp(p[i].name, name) == 0) found = 1;
+		}
+	}
+	free(p);
+	return found;
+}
+typedef struct { int32_t sType; void* pNext; char props[4096]; } Props2; // VkPhysicalDeviceProperties and room to spare
+
+// vks_subgroup reads VkPhysicalDeviceSubgroupProperties (Vulkan 1.1: the
+// instance and the device must both be 1.1 or later) and, where the device
+// has VK_EXT_subgroup_size_control, the smallest subgroup size it may use
+// (else minSize is size).
+static int vks_subgroup(H instance, H phys, uint32_t* size, uint32_t* minSize, uint32_t* stages, uint32_t* ops) {
+	void (*f)(H, Props2*) = gipa(instance, "vkGetPhysicalDeviceProperties2");
+	if (!f) return 0;
+	SubgroupProps sg;
+	memset(&sg, 0, sizeof sg);
+	sg.sType = 1000094000; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES
+	SizeControlProps sc;
+	memset(&sc, 0, sizeof sc);
+	sc.sType = 1000225000; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES
+	int control = vks_has_device_ext(instance, phys, "VK_EXT_subgroup_size_control");
+	if (control) sg.pNext = &sc;
+	Props2* p = calloc(1, sizeof(Props2));
+	if (!p) return 0;
+	p->sType = 1000059001; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+	p->pNext = &sg;
+	f(phys, p);
+	free(p);
+	*size = sg.size;
+	*minSize = (control && sc.minSize > 0 && sc.minSize < sg.size) ? sc.minSize : sg.size;
+	*stages = sg.stages;
+	*ops = sg.ops;
+	return 1;
+}
+
 static uint32_t vks_queue_families(H instance, H phys, QueueFamilyProps* out, uint32_t cap) {
 	void (*f)(H, uint32_t*, QueueFamilyProps*) = gipa(instance, "vkGetPhysicalDeviceQueueFamilyProperties");
 	if (!f) return 0;
@@ -245,6 +306,21 @@ func shimCreateInstance(api uint32, validation bool) (vk.Instance, vk.Result) {
 	var out C.H
 	r := C.vks_create_instance(C.uint32_t(api), v, &out)
 	return fromH[vk.Instance](out), vk.Result(r)
+}
+
+func shimInstanceVersion() uint32 { return uint32(C.vks_instance_version()) }
+
+// shimSubgroup returns the device's subgroup size, the smallest size its
+// compiler may choose instead (VK_EXT_subgroup_size_control; the size
+// itself without that extension), the shader stages that have subgroup
+// operations and the operations (VkSubgroupFeatureFlags); ok is false when
+// the query is not available.
+func shimSubgroup(inst vk.Instance, phys vk.PhysicalDevice) (size, minSize, stages, ops uint32, ok bool) {
+	var sz, mn, st, op C.uint32_t
+	if C.vks_subgroup(h(inst), h(phys), &sz, &mn, &st, &op) == 0 {
+		return 0, 0, 0, 0, false
+	}
+	return uint32(sz), uint32(mn), uint32(st), uint32(op), true
 }
 
 type queueFamily struct {

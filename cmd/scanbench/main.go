@@ -15,6 +15,14 @@
 //	--memory  peak memory of the angle-fused Givens backward against the
 //	          generic path; writes scan_memory.json and scan_memory.md.
 //
+// GPU clocks: on an NVIDIA GPU the driver keeps the clocks at their idle
+// level for a process that only submits Vulkan work in short bursts; an
+// H200 timed every Vulkan row 3 to 5 times slower that way. A process
+// holding a CUDA context keeps them up, and scanbench's CUDA backend holds
+// one for the whole run when it is compiled in and available. Compare
+// Vulkan rows on NVIDIA from runs that include the CUDA backend (the
+// default, -tags cuda), as the committed H200 tables do.
+//
 // Examples:
 //
 //	go run ./cmd/scanbench                       # quick conformance check

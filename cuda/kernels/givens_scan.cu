@@ -1042,6 +1042,16 @@ __device__ __forceinline__ void givens_bwd_chunked(const void* __restrict__ thet
     GIVENS_K(NAME, DT, 8)  \
     GIVENS_K(NAME, DT, 16)
 
+// The PTX is generated one module per element type and K (SCAN_DT_NAME,
+// SCAN_DT and SCAN_K defined on nvcc's command line), so that the driver
+// JIT-compiles only the kernels a program uses (all 24 in one module took
+// ptxas 17 s for sm_90); without them the file instantiates everything.
+// (GIVENS_ONE expands its arguments before GIVENS_K pastes them.)
+#define GIVENS_ONE(NAME, DT, K) GIVENS_K(NAME, DT, K)
+#if defined(SCAN_K)
+GIVENS_ONE(SCAN_DT_NAME, SCAN_DT, SCAN_K)
+#else
 GIVENS(f32, DT_F32)
 GIVENS(f16, DT_F16)
 GIVENS(bf16, DT_BF16)
+#endif

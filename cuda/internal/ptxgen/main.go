@@ -48,7 +48,6 @@ func modules() []module {
 		{name: "linear_scan", source: "linear_scan.cu"},
 		{name: "parallel_scan_log", source: "parallel_scan_log.cu"},
 		{name: "matrix_scan", source: "matrix_scan.cu"},
-		{name: "givens_scan", source: "givens_scan.cu"},
 		{name: "util", source: "util.cu"},
 	}
 	dts := []struct{ name, macro string }{{"f32", "DT_F32"}, {"f16", "DT_F16"}, {"bf16", "DT_BF16"}}
@@ -57,6 +56,13 @@ func modules() []module {
 			ms = append(ms, module{
 				name:    fmt.Sprintf("matrix_affine_scan_%s_k%d", dt.name, k),
 				source:  "matrix_affine_scan.cu",
+				defines: []string{"-DSCAN_DT_NAME=" + dt.name, "-DSCAN_DT=" + dt.macro, fmt.Sprintf("-DSCAN_K=%d", k)},
+			})
+		}
+		for _, k := range []int{2, 4, 8, 16} {
+			ms = append(ms, module{
+				name:    fmt.Sprintf("givens_scan_%s_k%d", dt.name, k),
+				source:  "givens_scan.cu",
 				defines: []string{"-DSCAN_DT_NAME=" + dt.name, "-DSCAN_DT=" + dt.macro, fmt.Sprintf("-DSCAN_K=%d", k)},
 			})
 		}

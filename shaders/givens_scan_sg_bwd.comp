@@ -1,0 +1,292 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// givens_scan backward with subgroup shuffles, a reverse scan per lane
+// with k/2 invocations per lane (see givens_sg.glsl for the layout, the
+// ring and the chunks; givens_scan_bwd.comp for the same arithmetic in one
+// invocation):
+//   G_t = dh_t + A_{t+1}^T G_{t+1},  dx_t = G_t,
+//   w = R(theta_t) h_{t-1} rebuilt from the stored forward output (never
+//   by dividing by sigma), dsigma_t = G_t * w,
+//   dtheta_t by walking the rotations backwards with gradient sigma_t * G_t,
+//   dh0 = A_0^T G_0.
+// For a rotation with outputs (y_i, y_j) and output gradients (g_i, g_j):
+//   dth = y_i g_j - y_j g_i,  input gradients (c g_i + s g_j, c g_j - s g_i).
+// The carry is u = A_{t+1}^T G_{t+1}, channels 2q and 2q+1 in invocation
+// q. Chunked, pass 1 walks a chunk [t0, t1) backwards from u = 0 (reading
+// theta, sigma and dh), which gives its aggregate map u(t1) -> u(t0) =
+// P u(t1) + S, and each invocation folds the aggregates of the chunks
+// after its own into its carry before the rescan.
+#include "common.glsl"
+#include "givens_sg.glsl"
+
+IN_BUFFER(0, theta_)
+IN_BUFFER(1, sigma_)
+IN_BUFFER(2, h0_)
+IN_BUFFER(3, h_)
+IN_BUFFER(4, dh_)
+OUT_BUFFER(5, dtheta_)
+OUT_BUFFER(6, dsigma_)
+OUT_BUFFER(7, dx_)
+OUT_BUFFER(8, dh0_)
+
+// The ring: the angles q and F + q, and the pairs of sigma, dh and
+// h_{t-1} of the steps loaded ahead (eight registers a step in f32).
+RAW rt1[D], rt2[D];
+RAW2 rs[D], rd[D], rh[D];
+// Step, element and angle index of the next step to load; the raw pair
+// of h0 (or zeros), which step 0 takes as h_{t-1}.
+uint tL, eL, aL;
+RAW2 hinit;
+
+// The carry (channels 2q, 2q+1), or rows 2q, 2q+1 of the k columns of P
+// and of S (pass 1, column K).
+float u0, u1;
+float v0[K + 1u], v1[K + 1u];
+
+void load(Thr r, bool agg, uint d) {
+    rt1[d] = LDR(theta_, pc.off[0] + aL + r.q);
+    if (K > 2u) {
+        rt2[d] = LDR(theta_, pc.off[0] + aL + F + q2(r));
+    }
+    rs[d] = LDR2(sigma_, pc.off[1] + eL);
+    rd[d] = LDR2(dh_, pc.off[4] + eL);
+    if (!agg) {
+        // Branch-free: step 0 loads its own h (a valid element) and takes
+        // h0 instead.
+        RAW2 hv = LDR2(h_, pc.off[3] + ((tL > 0u) ? eL - pc.N * K : eL));
+        rh[d] = (tL > 0u) ? hv : hinit;
+    }
+    eL -= pc.N * K;
+    aL -= pc.N * (K - 1u);
+    tL -= 1u;
+}
+
+// The gradient of the lane's angle a (0 <= a < K-1) at this step, from
+// the invocation that computed it (angle a < F is invocation a's d1,
+// angle F + q invocation q's d2).
+float angle_grad(Thr r, int a, float d1, float d2) {
+    if (K == 2u) {
+        return d1;
+    }
+    uint first = gl_SubgroupInvocationID - r.q;
+    float x1 = subgroupShuffle(d1, first + uint(clamp(a, 0, int(F) - 1)));
+    float x2 = subgroupShuffle(d2, first + uint(clamp(a - int(F), 0, int(F) - 1)));
+    return a < int(F) ? x1 : x2;
+}
+
+// One step: slot d of the ring, whose element and angle index are e and a.
+// agg: apply A_t^T to the columns of pass 1, else the full step with its
+// stores.
+void step(Thr r, bool agg, uint d, uint e, uint a) {
+    float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
+    float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
+    vec2 sg = WIDE2(rs[d]);
+    vec2 dd = WIDE2(rd[d]);
+    float c1 = cos(th1), s1 = sin(th1);
+    float c2 = cos(th2), s2 = sin(th2);
+    float cp = 1.0, sp = 0.0, gdn;
+    if (agg) {
+        if (K > 2u) {
+            cp = subgroupShuffle(c2, r.up);
+            sp = subgroupShuffle(s2, r.up);
+        }
+        [[unroll]] for (uint m = 0u; m <= K; m++) {
+            float g0 = (m < K) ? v0[m] : v0[m] + dd.x;
+            float g1 = (m < K) ? v1[m] : v1[m] + dd.y;
+            vec2 k = layer2T(r, sg.x * g0, sg.y * g1, c2, s2, cp, sp, gdn);
+            v0[m] = c1 * k.x + s1 * k.y;
+            v1[m] = c1 * k.y - s1 * k.x;
+        }
+        return;
+    }
+    vec2 hp = WIDE2(rh[d]);
+    // Rebuild the rotations' outputs: z after the first layer, w after
+    // the second.
+    float z0 = c1 * hp.x - s1 * hp.y;
+    float z1 = s1 * hp.x + c1 * hp.y;
+    vec2 w = layer2(r, z0, z1, c2, s2, cp, sp);
+    float g0 = dd.x + u0;
+    float g1 = dd.y + u1;
+    ST2(dx_, pc.off[7] + e, g0, g1);
+    ST2(dsigma_, pc.off[6] + e, g0 * w.x, g1 * w.y);
+    float gv0 = sg.x * g0, gv1 = sg.y * g1;
+    // The second layer backwards: this invocation's pair (2q+1, 2q+2)
+    // has outputs w.y and the neighbour's w.x.
+    float wdn = (K > 2u) ? subgroupShuffle(w.x, r.dn) : 0.0;
+    vec2 k = layer2T(r, gv0, gv1, c2, s2, cp, sp, gdn);
+    float d2 = w.y * gdn - wdn * gv1;
+    // The first layer backwards (outputs z).
+    float d1 = z0 * k.y - z1 * k.x;
+    u0 = c1 * k.x + s1 * k.y;
+    u1 = c1 * k.y - s1 * k.x;
+    uint base = pc.off[5] + a;  // angle 0 of the lane at this step
+#if defined(DT_F32)
+    dtheta_[base + r.q] = d1;
+    if (r.q + 1u < F) {
+        dtheta_[base + F + r.q] = d2;
+    }
+#else
+    // Whole words: invocation q stores the angles 2q - p and 2q + 1 - p
+    // (p the parity of base), gathered from the invocations that computed
+    // them; the word shared with a neighbouring lane takes ST's atomics.
+    int a0 = 2 * int(r.q) - int(base & 1u);
+    float lo = angle_grad(r, a0, d1, d2);
+    float hi = angle_grad(r, a0 + 1, d1, d2);
+    if (a0 < 0) {
+        ST(dtheta_, base, hi);
+    } else if (a0 + 1 > int(K) - 2) {
+        ST(dtheta_, base + uint(a0), lo);
+    } else {
+        dtheta_[(base + uint(a0)) >> 1] = NARROW2(vec2(lo, hi));
+    }
+#endif
+}
+
+// walk applies the steps [t0, t1) from the last, D steps of loads ahead.
+void walk(Thr r, uint t0, uint t1) {
+    if (t0 >= t1) {
+        return;
+    }
+    hinit = ZERO2;
+    if (t0 == 0u && HAS_INIT) {
+        hinit = LDR2(h0_, pc.off[2] + init_index(r) + 2u * r.q);
+    }
+    tL = t1 - 1u;
+    eL = elem_index(r, tL);
+    aL = angle_index(r, tL);
+    uint e = eL, a = aL;
+    uint left = t1 - t0;
+    [[unroll]] for (uint d = 0u; d < D; d++) {
+        if (d < left) {
+            load(r, false, d);
+        }
+    }
+    for (; left >= 2u * D; left -= D) {
+        [[unroll]] for (uint d = 0u; d < D; d++) {
+            step(r, false, d, e, a);
+            load(r, false, d);
+            e -= pc.N * K;
+            a -= pc.N * (K - 1u);
+        }
+    }
+    // At most two rounds are left (fewer than 2D steps).
+    for (; left > 0u; left = (left > D) ? left - D : 0u) {
+        [[unroll]] for (uint d = 0u; d < D; d++) {
+            if (d < left) {
+                step(r, false, d, e, a);
+                if (d + D < left) {
+                    load(r, false, d);
+                }
+                e -= pc.N * K;
+                a -= pc.N * (K - 1u);
+            }
+        }
+    }
+}
+
+// walk_agg applies the steps [t0, t1), from the last, to the k + 1
+// columns of pass 1. A step there is already k + 1 independent columns of
+// work, so two slots of the ring suffice (the next step's loads in flight
+// during a step), and the loop holds two steps, not D: the D-step ring
+// unrolled over k + 1 columns made the chunked pipelines take seconds each
+// to build on some drivers (up to 20 s for k = 16). The host keeps D >= 2.
+void walk_agg(Thr r, uint t0, uint t1) {
+    if (t0 >= t1) {
+        return;
+    }
+    tL = t1 - 1u;
+    eL = elem_index(r, tL);
+    aL = angle_index(r, tL);
+    uint e = eL, a = aL;
+    load(r, true, 0u);
+    [[dont_unroll]] for (uint left = t1 - t0; left > 0u; left -= min(left, 2u)) {
+        if (left > 1u) {
+            load(r, true, 1u);
+        }
+        step(r, true, 0u, e, a);
+        e -= pc.N * K;
+        a -= pc.N * (K - 1u);
+        if (left > 1u) {
+            if (left > 2u) {
+                load(r, true, 0u);
+            }
+            step(r, true, 1u, e, a);
+            e -= pc.N * K;
+            a -= pc.N * (K - 1u);
+        }
+    }
+}
+
+void main() {
+    Thr r = thread_of_invocation();
+    u0 = 0.0;
+    u1 = 0.0;
+    if (CHUNKS > 1u) {
+        [[unroll]] for (uint m = 0u; m <= K; m++) {
+            v0[m] = (m == 2u * r.q) ? 1.0 : 0.0;
+            v1[m] = (m == 2u * r.q + 1u) ? 1.0 : 0.0;
+        }
+        if (r.live) {
+            walk_agg(r, r.t0, r.t1);
+        }
+        uint g = group_slot(r, r.j);
+        bool fin = true;
+        [[unroll]] for (uint m = 0u; m < K; m++) {
+            sh_P[g * PSTRIDE + 2u * r.q * K + m] = v0[m];
+            sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] = v1[m];
+            fin = fin && finite(v0[m]) && finite(v1[m]);
+        }
+        sh_S[g * SSTRIDE + 2u * r.q] = v0[K];
+        sh_S[g * SSTRIDE + 2u * r.q + 1u] = v1[K];
+        fin = fin && finite(v0[K]) && finite(v1[K]);
+        sh_F[g * F + r.q] = fin ? 1u : 0u;
+        barrier();
+    }
+    if (!r.live) {
+        return;
+    }
+    if (CHUNKS > 1u) {
+        bool ok = true;
+        for (uint k = 0u; k < CHUNKS; k++) {
+            for (uint f = 0u; f < F; f++) {
+                ok = ok && sh_F[group_slot(r, k) * F + f] != 0u;
+            }
+        }
+        if (!ok) {
+            // The sequential walk by the chunk-0 invocations (see the
+            // forward). All invocations of the lane read the same flags.
+            if (r.j != 0u) {
+                return;
+            }
+            r.t0 = 0u;
+            r.t1 = pc.T;
+        } else {
+            // Every invocation of the lane folds the whole carry (k
+            // channels) through the aggregates of the chunks after its own.
+            float u[K];
+            [[unroll]] for (uint i = 0u; i < K; i++) {
+                u[i] = 0.0;
+            }
+            for (uint k = CHUNKS - 1u; k > r.j; k--) {
+                uint g = group_slot(r, k);
+                float un[K];
+                [[unroll]] for (uint i = 0u; i < K; i++) {
+                    float acc = sh_S[g * SSTRIDE + i];
+                    [[unroll]] for (uint m = 0u; m < K; m++) {
+                        acc += sh_P[g * PSTRIDE + i * K + m] * u[m];
+                    }
+                    un[i] = acc;
+                }
+                [[unroll]] for (uint i = 0u; i < K; i++) {
+                    u[i] = un[i];
+                }
+            }
+            u0 = u[2u * r.q];
+            u1 = u[2u * r.q + 1u];
+        }
+    }
+    walk(r, r.t0, r.t1);
+    if (HAS_INIT && r.t0 == 0u) {
+        ST2(dh0_, pc.off[8] + init_index(r) + 2u * r.q, u0, u1);
+    }
+}

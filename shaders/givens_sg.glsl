@@ -1,0 +1,171 @@
+// Layout of the subgroup Givens kernels (givens_scan_sg_*), which the host
+// runs where the device's subgroups support shuffles in compute shaders and
+// hold at least k/2 invocations (see givensSGLayout in vk/plan.go); the
+// kernels of givens.glsl serve the other devices.
+//
+// A lane is a block (b, n) of k channels, served by F = k/2 invocations of
+// one subgroup: invocation q holds the pair of channels (2q, 2q+1) of the
+// state. The first layer of rotations, the pairs (0,1), (2,3), ..., is then
+// local to each invocation (angle q); the second layer, the pairs
+// (1,2), (3,4), ..., by the angles F + q, joins channel 2q+1 of invocation
+// q and channel 2q+2 of invocation q+1, which exchange one value each way
+// through subgroup shuffles (and the cosine and sine of the angle, which
+// invocation q computes). So each invocation computes two sines and
+// cosines per step, not k - 1, and each owns the two adjacent elements of
+// a step of sigma, x and h: whole 32-bit words of the 16-bit types, stored
+// with plain stores. Consecutive invocations read consecutive pairs, so a
+// subgroup's loads of one step are contiguous.
+//
+// Latency: an invocation keeps a ring of D steps of inputs in registers
+// (D = 16 on a GPU; a CPU device takes a shallower ring, which compiles
+// much faster there),
+// loaded as stored (raw 16-bit words, widened only where a step uses them):
+// the loads of step t + D are issued at step t, so D steps of loads are in
+// flight while the recurrence (a few FMAs and shuffles per step) runs.
+// Pass 1 of the chunked kernels (below) applies each step to k + 1
+// columns, work enough to cover the loads of one step ahead: it takes two
+// slots of the ring, and keeps the pipeline small enough to build quickly.
+//
+// T is cut into CHUNKS chunks of ceil(T/CHUNKS) steps when lanes are few. A
+// workgroup holds LPW = WG/(CHUNKS*F) consecutive lanes times CHUNKS
+// chunks; the F invocations of a (chunk, lane) group are consecutive in
+// the subgroup. Pass 1 computes each chunk's aggregate map h -> P h + S
+// from a zero carry (invocation q builds rows 2q and 2q+1 of P, from the
+// identity, and of S: every step applied to k + 1 columns), the
+// aggregates meet in shared memory after one barrier, and each invocation
+// folds the aggregates of the chunks before it (after it, backward) into
+// its carry, then rescans its chunk, writing the outputs. With CHUNKS = 1
+// there is no shared memory and no barrier.
+//
+// Invocations are numbered within the workgroup by subgroup (subgroup id
+// times subgroup size plus the invocation's index in it), so the F
+// invocations of a lane share a subgroup whatever order the device forms
+// subgroups in; the host makes WG a multiple of the subgroup size. Every
+// loop bound is uniform over the F invocations of a lane, so a shuffle's
+// source is always active.
+
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(constant_id = 3) const uint CHUNKS = 1;
+// Steps of inputs in flight per invocation (the ring's depth).
+layout(constant_id = 9) const uint D = 16;
+
+const uint F = K / 2u;                    // invocations per lane
+const uint GPW = WG / F;                  // (chunk, lane) groups per workgroup
+const uint LPW = GPW / CHUNKS;            // lanes per workgroup
+const uint CHUNKED = 1u - 1u / CHUNKS;    // 0 when CHUNKS == 1, else 1
+
+// Aggregates per (chunk, lane) group: P as kxk row-major, S, and per
+// invocation whether its rows are finite. Sized 1 when unchunked.
+const uint PSTRIDE = K * K + 4u;
+const uint SSTRIDE = K + 4u;
+shared float sh_P[CHUNKED * GPW * PSTRIDE + 1u];
+shared float sh_S[CHUNKED * GPW * SSTRIDE + 1u];
+shared uint sh_F[CHUNKED * WG + 1u];
+
+struct Thr {
+    bool live;
+    uint b, n;
+    uint j;       // chunk
+    uint local;   // lane within the workgroup
+    uint q;       // this invocation holds channels 2q and 2q+1
+    uint up, dn;  // subgroup indices of the invocations of pairs q-1 and q+1 (own at the ends)
+    uint t0, t1;  // steps [t0, t1) of the chunk
+};
+
+Thr thread_of_invocation() {
+    Thr r;
+    uint self = gl_SubgroupInvocationID;
+    uint slot = gl_SubgroupID * gl_SubgroupSize + self;
+    r.q = slot % F;
+    uint g = slot / F;
+    r.local = g % LPW;
+    r.j = g / LPW;
+    uint lane = workgroup_index() * LPW + r.local;
+    r.b = lane / pc.N;
+    r.n = lane - r.b * pc.N;
+    r.live = r.b < pc.B;
+    r.up = r.q > 0u ? self - 1u : self;
+    r.dn = r.q + 1u < F ? self + 1u : self;
+    uint len = (pc.T + CHUNKS - 1u) / CHUNKS;
+    r.t0 = min(r.j * len, pc.T);
+    r.t1 = min(r.t0 + len, pc.T);
+    return r;
+}
+
+// The (chunk, lane) group of chunk k of this invocation's lane.
+uint group_slot(Thr r, uint k) { return k * LPW + r.local; }
+
+bool finite(float x) { return !isnan(x) && !isinf(x); }
+
+// Element index of channel 2q of the lane at step t (k per step), and of
+// its first angle (k - 1 per step).
+uint elem_index(Thr r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * K + 2u * r.q; }
+uint angle_index(Thr r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * (K - 1u); }
+uint init_index(Thr r) { return (r.b * pc.N + r.n) * K; }
+
+// The second-layer angle this invocation loads: its own, F + q, for
+// q < F - 1; the last invocation of a lane has none and loads that of
+// q - 1 (a valid element, ignored), so that every load is unconditional.
+uint q2(Thr r) { return min(r.q, F - 2u); }
+
+// Raw loads for the ring: RAW holds one element as stored (for 16-bit
+// types its word), RAW2 the pair of elements i, i+1 (for 16-bit types one
+// word; an odd i, which the host's slicing does not produce for the k-wide
+// tensors, joins two words at the load). WIDE and WIDE2 widen them to f32
+// where a step uses them, WIDE given the element's index.
+#if defined(DT_F32)
+#define RAW float
+#define RAW2 vec2
+#define LDR(arr, i) arr[(i)]
+#define LDR2(arr, i) vec2(arr[(i)], arr[(i) + 1u])
+#define WIDE(r, i) (r)
+#define WIDE2(r) (r)
+#define ZERO2 vec2(0.0)
+#else
+#define RAW uint
+#define RAW2 uint
+#define LDR(arr, i) arr[(i) >> 1]
+#define LDR2(arr, i) ((((i) & 1u) != 0u) ? ((arr[(i) >> 1] >> 16) | (arr[((i) >> 1) + 1u] << 16)) : arr[(i) >> 1])
+#define WIDE(r, i) WIDEN(((r) >> (((i) & 1u) << 4)) & 0xffffu)
+#define WIDE2(r) WIDEN2(r)
+#define ZERO2 0u
+#endif
+
+// The second layer's exchange: given this invocation's pair (z0, z1) after
+// the first layer and its second-layer angle's cos and sin (c2, s2; unused
+// by the last invocation of a lane), returns the pair after the second
+// layer, and sets cp, sp to the cos and sin of the angle of invocation
+// q-1. Channel 2q is the second of the pair (2q-1, 2q), rotated by the
+// angle of invocation q-1; channel 2q+1 the first of (2q+1, 2q+2).
+vec2 layer2(Thr r, float z0, float z1, float c2, float s2, out float cp, out float sp) {
+    cp = 1.0;
+    sp = 0.0;
+    if (K == 2u) {
+        return vec2(z0, z1);
+    }
+    float lo = subgroupShuffle(z1, r.up);   // channel 2q-1
+    float hi = subgroupShuffle(z0, r.dn);   // channel 2q+2
+    cp = subgroupShuffle(c2, r.up);
+    sp = subgroupShuffle(s2, r.up);
+    float w0 = sp * lo + cp * z0;
+    float w1 = c2 * z1 - s2 * hi;
+    return vec2(r.q > 0u ? w0 : z0, r.q + 1u < F ? w1 : z1);
+}
+
+// The second layer transposed, applied to a gradient pair (g0, g1) of
+// channels 2q, 2q+1 (c2, s2 this invocation's angle, cp, sp that of q-1);
+// gdn is set to the gradient of channel 2q+2 (the neighbour's g0).
+vec2 layer2T(Thr r, float g0, float g1, float c2, float s2, float cp, float sp, out float gdn) {
+    gdn = 0.0;
+    if (K == 2u) {
+        return vec2(g0, g1);
+    }
+    float gup = subgroupShuffle(g1, r.up);  // channel 2q-1
+    gdn = subgroupShuffle(g0, r.dn);        // channel 2q+2
+    float k0 = cp * g0 - sp * gup;
+    float k1 = c2 * g1 + s2 * gdn;
+    return vec2(r.q > 0u ? k0 : g0, r.q + 1u < F ? k1 : g1);
+}

@@ -1,0 +1,97 @@
+//go:build cgo
+
+package vk
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/eager"
+)
+
+// givensModule is the module the backend runs for givens_scan at d.
+func givensModule(t *testing.T, b *Backend, dir scans.Direction, d scans.Dims) string {
+	t.Helper()
+	dev, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &call{b: b, dev: dev, op: scans.OpGivensScan, dims: d, dt: scans.F32}
+	return c.block(dir, 0).module
+}
+
+// TestGivensKernelChoice: the subgroup kernels run exactly where the
+// device's subgroups hold k/2 invocations with shuffles, and never with
+// the test knob that turns them off.
+func TestGivensKernelChoice(t *testing.T) {
+	b := testBackend(t)
+	dev, _ := b.device()
+	width := dev.shuffleWidth()
+	t.Logf("%s: shuffle width %d", dev.name, width)
+	for _, k := range []int{2, 4, 8, 16} {
+		for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+			d := scans.Dims{B: 3, T: 1000, N: 5, K: k, V: 1}
+			b.cfg.noSubgroup = false
+			m := givensModule(t, b, dir, d)
+			if sg := strings.Contains(m, "_sg_"); sg != (width >= k/2) {
+				t.Errorf("k=%d %s: module %s with shuffle width %d", k, dir, m, width)
+			}
+			b.cfg.noSubgroup = true
+			if m := givensModule(t, b, dir, d); strings.Contains(m, "_sg_") {
+				t.Errorf("k=%d %s: module %s with the subgroup kernels off", k, dir, m)
+			}
+		}
+	}
+	b.cfg.noSubgroup = false
+}
+
+// TestGivensPaths runs rows of both Givens kernels against eager: the
+// kernels without subgroup operations (which the conformance matrix does
+// not reach on a device with shuffles), and the subgroup kernels unchunked
+// over long sequences (the matrix's few lanes always take chunks there).
+func TestGivensPaths(t *testing.T) {
+	b := testBackend(t)
+	ref := eager.New()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	type row struct {
+		dt   scans.DType
+		k, T int
+		init bool
+	}
+	for _, p := range []struct {
+		name          string
+		noSG          bool
+		chunks, depth int
+		rows          []row
+		skipNoSG      bool
+	}{
+		{"fallback", true, 0, 0, []row{{scans.F32, 8, 1000, true}, {scans.F16, 4, 65, false}, {scans.BF16, 16, 65, true}}, false},
+		{"unchunked", false, 1, 0, []row{{scans.F32, 8, 1000, true}, {scans.F32, 2, 300, false}, {scans.BF16, 16, 100, true}, {scans.F16, 4, 37, true}}, true},
+		// A CPU device runs a shallower ring by default: the GPU's depth.
+		{"depth16", false, 0, givensSGDepth, []row{{scans.F32, 8, 1000, true}}, true},
+		{"depth16-unchunked", false, 1, givensSGDepth, []row{{scans.F32, 4, 200, false}}, true},
+	} {
+		b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = p.noSG, p.chunks, p.depth
+		for _, r := range p.rows {
+			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+				c := bench.Case{Op: scans.OpGivensScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: 5, K: r.k, V: 1},
+					DType: r.dt, Regime: bench.Typical, Init: r.init}
+				t.Run(fmt.Sprintf("%s/%s", p.name, c.Name()), func(t *testing.T) {
+					m := givensModule(t, b, dir, c.Dims)
+					if p.skipNoSG && !strings.Contains(m, "_sg_") {
+						t.Skipf("the device has no subgroup kernel for k=%d (%s)", r.k, m)
+					}
+					if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
+						t.Errorf("%s: %s", m, res.Summary())
+					}
+				})
+			}
+		}
+	}
+	b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = false, 0, 0
+}

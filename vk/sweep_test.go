@@ -1,0 +1,202 @@
+//go:build cgo
+
+package vk
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+)
+
+// TestLayoutSweep is a layout experiment, not a check: with
+// MINGRU_VK_SWEEP set to a file name it times the tiled kernels
+// (linear_scan, parallel_scan_log, matrix_scan) at the long-T shape under
+// every tile width and chunk count the device allows, and the 16-bit
+// kernels at the large shape compiled for whole words and not, and writes
+// one tab-separated row per timing to that file (and the log). It is how
+// the rules in plan.go are chosen and rechecked on a new device; without
+// the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
+// (comma-separated; default all): long, large, aligned, givens. The givens
+// part times givens_scan at the lab and long-T shapes (and the large
+// forward) with the kernels without subgroup operations and with the
+// subgroup kernels under every chunk count and ring depths 4 and 16; its
+// rows name the kernel ("fallback", "sg-d4", "sg-d16"), where the tiled
+// kernels' rows say "tiled".
+//
+// On an NVIDIA GPU the clocks stay low for a process that only submits
+// Vulkan work in short bursts: time it while some process holds a CUDA
+// context (scanbench's CUDA backend does; scripts/gpu-run.sh's sweep
+// holds one), or every row comes out several times slower.
+func TestLayoutSweep(t *testing.T) {
+	path := os.Getenv("MINGRU_VK_SWEEP")
+	if path == "" {
+		t.Skip("layout experiment: set MINGRU_VK_SWEEP=<output file> to run it")
+	}
+	b := testBackend(t)
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { tiledLayoutOf, alignWords = tiledLayout, true }()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	// Enough runs that the GPU's clocks are up for most of them (the host
+	// draws each row's inputs while the device idles).
+	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 250 * time.Millisecond}
+	// Rows are written as they are timed, so a run cut short keeps them.
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	fmt.Fprintf(out, "# %s\nshape\top\tmode\tdtype\tkernel\ttile\tchunks\taligned\trule\tmedian_us\n", b.Status().Device)
+	// The inputs of the last (op, dims, element type) are kept: the rows
+	// of one grid time the same data, and large inputs take the host
+	// seconds to draw.
+	var last *bench.InputSet
+	kernelName := "tiled"
+	row := func(shape string, op scans.Op, dims scans.Dims, dt scans.DType, mode bench.Mode, tile, chunks int, rule bool) {
+		dims, err := bench.NormalizeDims(op, dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last == nil || last.Op != op || last.Dims != dims || last.DType != dt {
+			last = nil
+			in, err := bench.InputsInit(op, dims, dt, bench.Typical, true, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = in
+		}
+		m, err := bench.MeasureInputs(b, last, mode, timing)
+		if err != nil {
+			t.Errorf("%s %s %s tile %d chunks %d: %v", shape, op, mode, tile, chunks, err)
+			return
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%d\t%v\t%v\t%.2f\n", shape, op, mode, dt, kernelName, tile, chunks, alignWords, rule, m.Median*1e6)
+		if _, err := out.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+		t.Log(strings.TrimSpace(line))
+	}
+	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
+	sets := os.Getenv("MINGRU_VK_SWEEP_SETS")
+	if sets == "" {
+		sets = "long,large,aligned,givens"
+	}
+	want := func(set string) bool { return strings.Contains(","+sets+",", ","+set+",") }
+	// grid times op at dims under every tile width of tiles and chunk
+	// count up to maxChunks, the device's workgroup limit and twice the
+	// chunks that cover T, the rule's layout first.
+	grid := func(shape string, op scans.Op, dims scans.Dims, dt scans.DType, mode bench.Mode, tiles []int, maxChunks int) {
+		units, steps := elementwiseUnits(op, dt, dims.N)
+		rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
+		row(shape, op, dims, dt, mode, rt, rc, true)
+		for _, tile := range tiles {
+			for chunks := 1; chunks <= maxChunks && tile*chunks <= d.maxWorkgroup() && chunks*steps <= 2*dims.T; chunks *= 2 {
+				if tile == rt && chunks == rc {
+					continue
+				}
+				tc, cc := tile, chunks
+				tiledLayoutOf = func(int, int, int, int, int) (int, int) { return tc, cc }
+				row(shape, op, dims, dt, mode, tile, chunks, false)
+				tiledLayoutOf = tiledLayout
+			}
+		}
+	}
+	long, err := bench.ShapeByName("long-T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := bench.ShapeByName("large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// long: every op, forward and forward+backward, f32, tiles 8 to 32.
+	if want("long") {
+		for _, op := range ops {
+			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+				grid("long-T", op, long.Dims(op), scans.F32, mode, []int{8, 16, 32}, 1024)
+			}
+		}
+	}
+	// large: the forward of linear_scan and parallel_scan_log in every
+	// element type, tiles of 32 units and up to 16 chunks.
+	if want("large") {
+		for _, op := range ops[:2] {
+			for _, dt := range scans.DTypes {
+				grid("large", op, large.Dims(op), dt, bench.ModeForward, []int{32}, 16)
+			}
+		}
+	}
+	// aligned: the 16-bit forwards at the large shape compiled for whole
+	// words and not.
+	if want("aligned") {
+		for _, op := range ops {
+			dims := large.Dims(op)
+			for _, dt := range []scans.DType{scans.F16, scans.BF16} {
+				units, steps := elementwiseUnits(op, dt, dims.N)
+				rt, rc := tiledLayout(dims.B, dims.T, units, d.maxWorkgroup(), steps)
+				for _, aligned := range []bool{true, false} {
+					alignWords = aligned
+					row("large", op, dims, dt, bench.ModeForward, rt, rc, true)
+				}
+				alignWords = true
+			}
+		}
+	}
+	// givens: givens_scan, f32, forward and forward+backward at lab and
+	// long-T, forward at large: the fallback kernel, then the subgroup
+	// kernels (where the device has them) at ring depths 4 and 16 under
+	// every chunk count from 1 while chunks keep 8 steps and fit a
+	// workgroup, the rule's chunk count marked.
+	if want("givens") {
+		defer func() { b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = false, 0, 0 }()
+		lab, err := bench.ShapeByName("lab")
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := scans.OpGivensScan
+		for _, sh := range []struct {
+			name  string
+			dims  scans.Dims
+			modes []bench.Mode
+		}{
+			{"lab", lab.Dims(op), []bench.Mode{bench.ModeForward, bench.ModeBackward}},
+			{"long-T", long.Dims(op), []bench.Mode{bench.ModeForward, bench.ModeBackward}},
+			{"large", large.Dims(op), []bench.Mode{bench.ModeForward}},
+		} {
+			for _, mode := range sh.modes {
+				b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = true, 0, 0
+				kernelName = "fallback"
+				row(sh.name, op, sh.dims, scans.F32, mode, 0, 0, false)
+				b.cfg.noSubgroup = false
+				rw, rc, ok := givensSGLayout(sh.dims.B, sh.dims.T, sh.dims.N, sh.dims.K, d.shuffleWidth(),
+					d.subgroupAlign(), d.maxWorkgroup(), d.maxSharedMemory())
+				if !ok {
+					continue
+				}
+				for _, depth := range []int{4, givensSGDepth} {
+					kernelName = fmt.Sprintf("sg-d%d", depth)
+					fits := func(chunks int) bool {
+						k, f := sh.dims.K, sh.dims.K/2
+						wg := max(rw, f*chunks) // as the backend raises it for the chunks knob
+						gpw := wg / f
+						shared := 4 * (gpw*(k*k+4) + 1 + gpw*(k+4) + 1 + wg + 1) // the kernels' sh_P, sh_S, sh_F
+						return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && shared <= d.maxSharedMemory()
+					}
+					for chunks := 1; fits(chunks); chunks *= 2 {
+						b.cfg.givensChunks, b.cfg.givensDepth = chunks, depth
+						row(sh.name, op, sh.dims, scans.F32, mode, 0, chunks, chunks == rc)
+					}
+				}
+			}
+		}
+		kernelName = "tiled"
+	}
+}
