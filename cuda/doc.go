@@ -91,8 +91,16 @@
 //     one warp and exchange the rotated pairs with shuffles, each thread
 //     computing one angle's sine and cosine per step (the accurate
 //     single-precision reduction and polynomials, inlined). A ring of 16
-//     steps of inputs, held as loaded, keeps loads in flight. T is not
-//     cut; a block is W*k threads for W contiguous lanes (givensTile).
+//     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
+//     loads in flight. A block is
+//     W*k threads for W contiguous lanes (givensTile), and T is not cut
+//     while the b*n*k threads fill more than an eighth of the device;
+//     with fewer (givensChunks), the _chunked kernels cut T into up to 32
+//     chunks of at least 32 steps: each thread first carries its row of
+//     the chunk's transition product (k+1 values per step), the chunks
+//     fold the aggregates before them (after them, backward) into their
+//     carry-in, then re-scan their steps from it, reading the inputs a
+//     second time; a carry-in that is not finite is walked sequentially.
 //     Rotations are recomputed in registers, never formed as a matrix, and
 //     the backward never divides by sigma: it reads h_{t-1} from the
 //     stored forward output.

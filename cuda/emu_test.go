@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/eager"
 )
 
 // The kernels run on the host: testdata/emu/emu.cc compiles kernels/*.cu
@@ -364,4 +366,31 @@ func TestKernelsEmulated(t *testing.T) {
 // paths (the H200's occupancy chunks T = 300 with few lanes).
 func TestSpecialValuesEmulated(t *testing.T) {
 	bench.TestSpecialValues(t, emulated(t, "TestSpecialValues"))
+}
+
+// TestGivensUnchunkedEmulated runs the Givens kernels that walk all of T
+// per thread on T long enough for their main loops (the ring's steady
+// state), which the conformance matrix's few-lane shapes reach only
+// through the chunked kernels: the plans use a device so small that
+// givensChunks keeps one chunk.
+func TestGivensUnchunkedEmulated(t *testing.T) {
+	e := emulated(t, "TestConformance")
+	e.occ = occupancy{threads: 64, blocks: 132 * 32, sms: 132}
+	ref := eager.New()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	for _, k := range []int{2, 8} {
+		d := scans.Dims{B: 1, T: 200, N: 3, K: k, V: 1}
+		if c := givensChunks(d.B, d.T, d.N, d.K, e.occ); c != 1 {
+			t.Fatalf("givensChunks = %d, want 1", c)
+		}
+		for _, dt := range scans.DTypes {
+			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+				c := bench.Case{Op: scans.OpGivensScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
+				if r := bench.CheckCase(e, ref, c, seed); !r.Pass {
+					t.Errorf("%s", r.Summary())
+				}
+			}
+		}
+	}
 }

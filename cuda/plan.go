@@ -27,8 +27,15 @@ type plan struct {
 	shared  int // bytes of dynamic shared memory
 }
 
-// kernel is the exported name of the plan's kernel.
-func (p *plan) kernel() string { return kernelName(p.op, p.dir, p.d, p.dt) }
+// kernel is the exported name of the plan's kernel: the Givens kernels
+// that chunk T (by > 1) have the suffix _chunked.
+func (p *plan) kernel() string {
+	name := kernelName(p.op, p.dir, p.d, p.dt)
+	if p.op == scans.OpGivensScan && p.by > 1 {
+		name += "_chunked"
+	}
+	return name
+}
 
 // module is the PTX module that holds the plan's kernel.
 func (p *plan) module() string { return moduleOf(p.op, p.d, p.dt) }
@@ -111,10 +118,18 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		}
 	case scans.OpGivensScan:
 		// One block of W*K threads per (b, tile of W contiguous n), W =
-		// givensTile, one thread per channel walking all of T
-		// (givens_scan.cu).
-		w := givensTile(B, N, K, occ)
-		p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, 1, 0
+		// givensTile, one thread per channel walking all of T; or, where
+		// givensChunks cuts T into C > 1 chunks, one block of W*K x C
+		// threads per (b, tile of W contiguous n), W = givensChunkTile,
+		// with each thread's chunk aggregate, k+1 floats, in shared
+		// memory (givens_scan.cu).
+		if c := givensChunks(B, T, N, K, occ); c > 1 {
+			w := givensChunkTile(K, c)
+			p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, c, 4*w*K*c*(K+1)
+		} else {
+			w := givensTile(B, N, K, occ)
+			p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, 1, 0
+		}
 		x := []int{B, T, N, K}
 		if !bwd { // (theta, sigma, x, h0) -> h
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x}
@@ -233,6 +248,42 @@ func givensTile(b, n, k int, occ occupancy) int {
 	}
 	return w
 }
+
+// givensChunkedMaxThreads mirrors kernels/givens_scan.cu's
+// GIVENS_CHUNKED_MAX_THREADS, the largest block of the chunked Givens
+// kernels; givensMinChunk is the fewest steps per chunk: a chunk's first
+// pass carries k+1 vectors through its steps (its aggregate), so a chunk
+// must be long enough for the fold and the second read to pay.
+const (
+	givensChunkedMaxThreads = 256
+	givensMinChunk          = 32
+)
+
+// givensChunks is the number C of chunks into which the Givens kernels
+// cut T. The unchunked kernels run b*n*k threads, each walking all of T
+// with its next steps' loads in flight, and reach the copy bandwidth only
+// when those threads are many; with few lanes they leave most of the
+// device idle and each step's latency sets the time. So C doubles, up to
+// 32, while the b*n*k*2C threads stay within an eighth of what the device
+// keeps in flight (occ.threads), each chunk keeps at least givensMinChunk
+// steps (T >= givensMinChunk*2C) and a lane's k*2C threads fit one block
+// of the chunked kernels. C = 1 (no chunking) for the benchmark's large
+// shape (32768 threads), C = 32 for its long-T shape (1024 threads, T =
+// 1024).
+func givensChunks(b, t, n, k int, occ occupancy) int {
+	threads := int64(b) * int64(n) * int64(k)
+	c := 1
+	for c < maxChunks && t >= givensMinChunk*2*c && k*2*c <= givensChunkedMaxThreads &&
+		threads*2*int64(c)*8 <= int64(occ.threads) {
+		c *= 2
+	}
+	return c
+}
+
+// givensChunkTile is the number W of contiguous lanes that one block of
+// the chunked Givens kernels serves with c chunks of k threads each: 1,
+// or as many as make the block one whole warp when k*c < 32.
+func givensChunkTile(k, c int) int { return max(32/(k*c), 1) }
 
 // affineShared is the dynamic shared memory in bytes of the affine
 // kernels with c chunks and tiles of w lanes (w = 1 when v > 1): the

@@ -170,11 +170,16 @@ func TestPTXKernels(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-				name := kernelName(c.op, dir, c.d, dt)
-				if !strings.Contains(src, ".entry "+name+"(") {
-					t.Errorf("module %s lacks kernel %s", moduleOf(c.op, c.d, dt), name)
+				names := []string{kernelName(c.op, dir, c.d, dt)}
+				if c.op == scans.OpGivensScan {
+					names = append(names, names[0]+"_chunked")
 				}
-				n++
+				for _, name := range names {
+					if !strings.Contains(src, ".entry "+name+"(") {
+						t.Errorf("module %s lacks kernel %s", moduleOf(c.op, c.d, dt), name)
+					}
+					n++
+				}
 			}
 		}
 	}
@@ -182,8 +187,8 @@ func TestPTXKernels(t *testing.T) {
 	if err != nil || !strings.Contains(src, ".entry "+emptyKernel+"(") {
 		t.Errorf("module %s lacks %s (%v)", utilModule, emptyKernel, err)
 	}
-	if n != 2*3*(2+1+25+4) {
-		t.Errorf("checked %d kernels, want %d", n, 2*3*(2+1+25+4))
+	if n != 2*3*(2+1+25+2*4) {
+		t.Errorf("checked %d kernels, want %d", n, 2*3*(2+1+25+2*4))
 	}
 	for _, e := range []string{".version 7.8", ".target sm_80"} {
 		if !strings.Contains(src, e) {
@@ -329,6 +334,21 @@ func TestChunkCount(t *testing.T) {
 		w := givensTile(c.b, c.n, c.k, h200)
 		if w != c.want || w*c.k%32 != 0 || w*c.k > givensMaxThreads {
 			t.Errorf("givensTile(B=%d, N=%d, k=%d) = %d, want %d", c.b, c.n, c.k, w, c.want)
+		}
+	}
+	// Givens chunks T only where its b*n*k threads are few: not at the
+	// large shape (32768 threads), 32 chunks of 32 steps at long-T (1024
+	// threads), 2 at lab (T = 64); the block of a lane's k*C threads (or
+	// of W lanes, to fill one warp) stays within the chunked launch bound.
+	for _, c := range []struct{ b, t, n, k, want int }{
+		{32, 4096, 128, 8, 1}, {16, 1024, 8, 8, 32}, {128, 64, 8, 8, 2},
+		{16, 1024, 8, 16, 16}, {1, 100000, 1, 2, 32}, {1, 63, 1, 2, 1}, {1, 64, 1, 2, 2},
+		{4096, 100000, 1024, 2, 1},
+	} {
+		got := givensChunks(c.b, c.t, c.n, c.k, h200)
+		w := givensChunkTile(c.k, got)
+		if got != c.want || w*c.k*got > givensChunkedMaxThreads || (got > 1 && w*c.k*got%32 != 0) {
+			t.Errorf("givensChunks(B=%d, T=%d, N=%d, k=%d) = %d (tile %d), want %d", c.b, c.t, c.n, c.k, got, w, c.want)
 		}
 	}
 	for k := 1; k <= 16; k *= 2 {

@@ -22,17 +22,28 @@
 // Memory-level parallelism comes from a ring of GIVENS_PREFETCH steps of
 // inputs in registers: the loads of step t + D are issued at step t, so a
 // thread has D steps of loads in flight while its recurrence (two
-// shuffles and a few FMAs per step) runs. There is no chunking of T: a
-// chunk's transition product would take K*K registers and a second read
-// of the inputs, while K threads per lane already give B*N*K threads.
-// Exported as givens_scan_{fwd,bwd}_{f32,f16,bf16}_k<K>.
+// shuffles and a few FMAs per step) runs. These kernels do not cut T:
+// where B*N*K threads are plenty, a second read of the inputs would cost
+// more than it gains. Where they are few (the host's givensChunks), the
+// _chunked kernels cut T into C chunks, blockDim.y = C (see "Chunked T"
+// below): each thread carries one row of its chunk's transition product,
+// K registers, not K*K.
+// Exported as givens_scan_{fwd,bwd}_{f32,f16,bf16}_k<K>[_chunked].
 #include "common.cuh"
 
 // GIVENS_MAX_THREADS is the largest block the host launches (the kernels'
-// __launch_bounds__); GIVENS_PREFETCH the steps of inputs in flight per
-// thread.
+// __launch_bounds__), GIVENS_CHUNKED_MAX_THREADS that of the chunked
+// kernels (declared with one block per SM, so that the compiler may use
+// up to 255 registers rather than spill); GIVENS_PREFETCH the steps of
+// inputs in flight per thread, GIVENS_PREFETCH_FWD16 those of the
+// unchunked forward for f16 and bf16 (GV_FWD_D): with half the bytes per
+// step, twice the steps keep as many bytes in flight per thread as f32
+// does. (The 16-bit backward, with four inputs a step, would spill.)
 #define GIVENS_MAX_THREADS 128
+#define GIVENS_CHUNKED_MAX_THREADS 256
 #define GIVENS_PREFETCH 16
+#define GIVENS_PREFETCH_FWD16 32
+#define GV_FWD_D(DT) ((DT) == DT_F32 ? GIVENS_PREFETCH : GIVENS_PREFETCH_FWD16)
 
 #ifdef __CUDACC__
 // gv_shfl2 replaces a and b with those of lane src (0..31) of the calling
@@ -42,17 +53,33 @@ __device__ __forceinline__ void gv_shfl2(float& a, float& b, int src) {
     b = __shfl_sync(0xffffffffu, b, src);
 }
 __device__ __forceinline__ float gv_shfl(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+// gv_shfl_n replaces each of v with that of lane src; gv_gather sets o[k]
+// to y of lane base + k.
+template <int M>
+__device__ __forceinline__ void gv_shfl_n(float (&v)[M], int src) {
+#pragma unroll
+    for (int i = 0; i < M; i++) {
+        v[i] = __shfl_sync(0xffffffffu, v[i], src);
+    }
+}
+template <int M>
+__device__ __forceinline__ void gv_gather(float y, int base, float (&o)[M]) {
+#pragma unroll
+    for (int k = 0; k < M; k++) {
+        o[k] = __shfl_sync(0xffffffffu, y, base + k);
+    }
+}
 #else
 // The host emulation has no warps: an exchange through a block-wide
 // buffer and a barrier, which every thread of the block reaches (the
 // kernels' loops are block-uniform). Exchanges alternate between two
 // buffers, so a thread that writes exchange k+2 has passed barrier k+1,
 // which every thread reaches only after its reads of exchange k.
-static float gv_xchg[2][2][GIVENS_MAX_THREADS];
+static float gv_xchg[2][2][GIVENS_CHUNKED_MAX_THREADS];
 thread_local int gv_phase;
 inline void gv_shfl2(float& a, float& b, int src) {
-    const int tid = (int)threadIdx.x;
-    float(*buf)[GIVENS_MAX_THREADS] = gv_xchg[gv_phase];
+    const int tid = (int)(threadIdx.x + threadIdx.y * blockDim.x);
+    float(*buf)[GIVENS_CHUNKED_MAX_THREADS] = gv_xchg[gv_phase];
     gv_phase ^= 1;
     buf[0][tid] = a;
     buf[1][tid] = b;
@@ -64,6 +91,33 @@ inline float gv_shfl(float v, int src) {
     float w = v;
     gv_shfl2(v, w, src);
     return v;
+}
+// The exchanges of many values at once (the chunk aggregates' K+1 vectors)
+// take one barrier each; they share the alternation of gv_shfl2.
+static float gv_xchg_n[2][17][GIVENS_CHUNKED_MAX_THREADS];
+template <int M>
+inline void gv_shfl_n(float (&v)[M], int src) {
+    const int tid = (int)(threadIdx.x + threadIdx.y * blockDim.x);
+    float(*buf)[GIVENS_CHUNKED_MAX_THREADS] = gv_xchg_n[gv_phase];
+    gv_phase ^= 1;
+    for (int i = 0; i < M; i++) {
+        buf[i][tid] = v[i];
+    }
+    __syncthreads();
+    for (int i = 0; i < M; i++) {
+        v[i] = buf[i][(tid & ~31) + src];
+    }
+}
+template <int M>
+inline void gv_gather(float y, int base, float (&o)[M]) {
+    const int tid = (int)(threadIdx.x + threadIdx.y * blockDim.x);
+    float(*buf)[GIVENS_CHUNKED_MAX_THREADS] = gv_xchg_n[gv_phase];
+    gv_phase ^= 1;
+    buf[0][tid] = y;
+    __syncthreads();
+    for (int k = 0; k < M; k++) {
+        o[k] = buf[0][(tid & ~31) + base + k];
+    }
 }
 #endif
 
@@ -131,12 +185,13 @@ __device__ __forceinline__ void gv_sincos(float x, float& s, float& c) {
 // tile's end, lane = b*N + n), whether it stores, its channel j, and the
 // warp lanes it meets: the owners of its layer-1 and layer-2 angles, its
 // partners in both layers, and whether it is the lower channel of each
-// pair (has2: whether layer 2 touches channel j at all).
+// pair (has2: whether layer 2 touches channel j at all); base is the warp
+// lane of the lane's channel 0.
 template <int K>
 struct GvLane {
     static constexpr int F = K / 2;
     i64 b, n, lane;
-    int j, a1, a2, p1, p2;
+    int j, base, a1, a2, p1, p2;
     bool on, lo1, lo2, has2;
     // The backward's dtheta: whether the thread stores its layer-1 and
     // layer-2 angle (on, and the lower channel of the pair), and their
@@ -154,7 +209,10 @@ struct GvLane {
         on = nt < N;
         n = on ? nt : N - 1;
         lane = b * N + n;
-        const int l = (int)threadIdx.x & 31, base = l & ~(K - 1);
+        // The warp lane: blocks are whole warps and blockDim.x = W*K, so the
+        // K threads of a lane are K consecutive lanes of one warp.
+        const int l = (int)(threadIdx.x + threadIdx.y * blockDim.x) & 31;
+        base = l & ~(K - 1);
         a1 = base + (j >> 1);
         lo1 = (j & 1) == 0;
         p1 = l ^ 1;
@@ -212,13 +270,17 @@ __device__ __forceinline__ float gv_rotate2(const GvLane<K>& L, const GvAngles& 
     return L.has2 ? r : y;
 }
 
-// The ring holds elements as loaded (raw 16-bit words for f16 and bf16)
-// and widens them where a step uses them: a widening right after its load
-// would make the thread wait for the load there, and the ring's loads
-// would no longer be in flight while the steps before them run.
+// The ring holds elements as loaded (raw 16-bit words for f16 and bf16,
+// each in a 32-bit register) and widens them where a step uses them: a
+// widening right after its load would make the thread wait for the load
+// there, and the ring's loads would no longer be in flight while the steps
+// before them run. A 16-bit word is loaded into a 32-bit register (ld.u16
+// zero-extends) because the compiler would otherwise pack two 16-bit ring
+// slots into the halves of one register, and the packing waits for the
+// load that was just issued.
 template <int DT>
 struct GvRaw {
-    typedef unsigned short type;
+    typedef unsigned int type;
 };
 template <>
 struct GvRaw<DT_F32> {
@@ -228,7 +290,17 @@ struct GvRaw<DT_F32> {
 // gv_ld loads element i of p as it is stored.
 template <int DT>
 __device__ __forceinline__ typename GvRaw<DT>::type gv_ld(const void* __restrict__ p, i64 i) {
-    return __ldg((const typename GvRaw<DT>::type*)p + i);
+    if constexpr (DT == DT_F32) {
+        return __ldg((const float*)p + i);
+    } else {
+#ifdef __CUDA_ARCH__
+        unsigned int v;
+        asm("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"((const unsigned short*)p + i));
+        return v;
+#else
+        return __ldg((const unsigned short*)p + i);
+#endif
+    }
 }
 
 // gv_wide widens a loaded element to f32 (exactly).
@@ -237,8 +309,27 @@ __device__ __forceinline__ float gv_wide(float v) {
     return v;
 }
 template <int DT>
-__device__ __forceinline__ float gv_wide(unsigned short v) {
-    return DT == DT_F16 ? f16_to_f32(v) : bf16_to_f32(v);
+__device__ __forceinline__ float gv_wide(unsigned int v) {
+    return DT == DT_F16 ? f16_to_f32((unsigned short)v) : __uint_as_float(v << 16);
+}
+
+// gv_st stores v at element i of p, rounded to DT, where on. The rounding
+// (and a 16-bit NaN's patch) is done whether or not the thread stores, so
+// that only the store itself is predicated: a branch around the rounding
+// would cut the unrolled steps into blocks that the compiler schedules
+// one at a time.
+template <int DT>
+__device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool on) {
+    if constexpr (DT == DT_F32) {
+        if (on) {
+            ((float*)p)[i] = v;
+        }
+    } else {
+        const unsigned short r = DT == DT_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+        if (on) {
+            ((unsigned short*)p)[i] = r;
+        }
+    }
 }
 
 // gv_all_fast reports whether every angle of a ring takes the fast sincos.
@@ -257,7 +348,7 @@ __device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
 // aL: element j and angle j) and to store (eS), and the state y.
 template <int DT, int K>
 struct GvFwd {
-    static constexpr int D = GIVENS_PREFETCH;
+    static constexpr int D = GV_FWD_D(DT);
     const void* __restrict__ theta;
     const void* __restrict__ sigma;
     const void* __restrict__ x;
@@ -313,9 +404,7 @@ struct GvFwd {
                 const GvAngles g = gv_angles<K, FAST>(L, th);
                 y = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y));
                 y = sg * y + xv;
-                if (L.on) {
-                    st<DT>(h, eS, y);
-                }
+                gv_st<DT>(h, eS, y, L.on);
                 eS += es;
             }
         }
@@ -326,7 +415,7 @@ template <int DT, int K>
 __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ x, const void* __restrict__ h0,
                                            void* __restrict__ h, i64 T, i64 N) {
-    constexpr int D = GIVENS_PREFETCH;
+    constexpr int D = GV_FWD_D(DT);
     GvFwd<DT, K> f(theta, sigma, x, h0, h, T, N);
     i64 t0 = 0;
     for (; T - t0 >= 2 * D; t0 += D) {
@@ -425,10 +514,8 @@ struct GvBwd {
                 const float y1 = gv_rotate1<K>(L, g, hp);
                 const float u = gv_rotate2<K>(L, g, y1);
                 const float G = dhv + carry;
-                if (L.on) {
-                    st<DT>(dx, eS, G);
-                    st<DT>(dsigma, eS, G * u);
-                }
+                gv_st<DT>(dx, eS, G, L.on);
+                gv_st<DT>(dsigma, eS, G * u, L.on);
                 float gv = sg * G;
                 // Each pair's angle gradient: layer 2 (if any) first, then
                 // layer 1, stored by the lower thread; the index and value
@@ -445,12 +532,8 @@ struct GvBwd {
                 gv_shfl2(gp, yp, L.p1);
                 const float d1 = -gv * yp + gp * y1;
                 carry = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
-                if (L.st2) {
-                    st<DT>(dtheta, aS + L.i2, d2);
-                }
-                if (L.st1) {
-                    st<DT>(dtheta, aS + L.i1, d1);
-                }
+                gv_st<DT>(dtheta, aS + L.i2, d2, L.st2);
+                gv_st<DT>(dtheta, aS + L.i1, d1, L.st1);
                 eS -= es;
                 aS -= as;
             }
@@ -482,17 +565,475 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
     }
 }
 
-#define GIVENS_K(NAME, DT, K)                                                                    \
-    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                             \
-        givens_scan_fwd_##NAME##_k##K(const void* theta, const void* sigma, const void* x,       \
-                                      const void* h0, void* h, i64 T, i64 N) {                   \
-        givens_fwd<DT, K>(theta, sigma, x, h0, h, T, N);                                         \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                             \
-        givens_scan_bwd_##NAME##_k##K(const void* theta, const void* sigma, const void* h0,      \
-                                      const void* h, const void* dh, void* dtheta,               \
-                                      void* dsigma, void* dx, void* dh0, i64 T, i64 N) {         \
-        givens_bwd<DT, K>(theta, sigma, h0, h, dh, dtheta, dsigma, dx, dh0, T, N);               \
+// ---------------------------------------------------------------------------
+// Chunked T (blockDim.y = C > 1), for shapes with few lanes: the block's
+// threads (x, y) are channel j = x % K of lane n0 + x / K and chunk
+// c = y, which covers the steps [t0, t0 + n) of the lane, with
+// Lc = ceil(T / C), t0 = min(T, c*Lc) and n = min(Lc, T - t0). Every
+// chunk runs Lc steps (those past its n change nothing and touch no
+// memory), so the exchanges between the K threads of a lane stay in step
+// across the block.
+//
+// The step map of the forward is affine, h -> A_t h + x_t with
+// A_t = diag(sigma_t) R(theta_t); a chunk's aggregate is the composition
+// of its steps, h -> M h + m. Thread j carries row j of M and m_j: the
+// columns of M and m are K+1 vectors that each step maps as it maps h
+// (M starts as the identity, m as zero), so a thread's row follows from
+// the same rotations and shuffles as its channel of h. Pass 1 computes
+// the aggregate from the chunk's inputs and publishes it in shared
+// memory (C * W * K * (K+1) floats, dynamic), chunk c folds the
+// aggregates of chunks 0..c-1 into its carry-in (h0, or zero), and
+// pass 2 re-scans the chunk from there and stores h; the second read of
+// the inputs mostly hits L2. The backward's step map on the carry is
+// affine too, g -> A_t^T (g + dh_t), and its chunks fold the aggregates
+// of the chunks after them, from the end of T.
+//
+// Folding aggregates is exact algebra but not IEEE-identical to the
+// recurrence once a value is infinite or NaN (0 * Inf and Inf - Inf come
+// in another order). A fold's multiply-adds with a non-finite operand are
+// not finite, and each fold step mixes every channel of the carry, so a
+// finite carry-in means that every aggregate and initial state folded
+// into it was finite. Where a carry-in of the block is not finite, the
+// block instead walks the steps before its chunks (after them, for the
+// backward) one by one from memory, with the sequential kernel's
+// arithmetic, and each chunk takes its carry-in from that walk: NaN and
+// Inf come out as in the sequential recurrence.
+
+// GvChunk is a thread's chunk: its index c of C, the steps of every
+// chunk Lc, and its own first step t0 and steps n.
+struct GvChunk {
+    int c, C, Lc, n;
+    i64 t0;
+
+    __device__ __forceinline__ GvChunk(i64 T) {
+        c = (int)threadIdx.y;
+        C = (int)blockDim.y;
+        Lc = (int)((T + C - 1) / C);
+        const i64 s = (i64)c * Lc;
+        t0 = s < T ? s : T;
+        n = (int)(T - t0 < Lc ? T - t0 : Lc);
+    }
+};
+
+// gv_back is A_t^T applied to the thread's channel of gs = sigma_t * g:
+// the second layer's rotation transposed, then the first's.
+template <int K>
+__device__ __forceinline__ float gv_back(const GvLane<K>& L, const GvAngles& g, float gv) {
+    if (K > 2) {
+        const float gp = gv_shfl(gv, L.p2);
+        const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
+        gv = L.has2 ? g2 : gv;
+    }
+    const float gp = gv_shfl(gv, L.p1);
+    return L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
+}
+
+// gv_fold applies the aggregate in agg (row j of M, then m_j) to the
+// lane's vector of which the thread holds channel y.
+template <int K>
+__device__ __forceinline__ float gv_fold(const GvLane<K>& L, const float* agg, float y) {
+    float hk[K];
+    gv_gather<K>(y, L.base, hk);
+    float s = agg[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        s = fmaf(agg[k], hk[k], s);
+    }
+    return s;
+}
+
+// gv_agg is the thread's aggregate slot in the dynamic shared memory:
+// chunk c, the block's lane w = threadIdx.x / K, channel j.
+template <int K>
+__device__ __forceinline__ float* gv_agg(float* sh, int c, int j) {
+    const int W = (int)blockDim.x / K, w = (int)threadIdx.x / K;
+    return sh + ((c * W + w) * K + j) * (K + 1);
+}
+
+// GvFwdChunk walks a forward chunk: with AGG, pass 1 (the aggregate in
+// m, mb, from the inputs theta, sigma, x), else pass 2 (the scan from y,
+// storing h). Its ring is GvFwd's, with loads only for the chunk's own
+// steps (nl counts the steps loaded).
+template <int DT, int K, bool AGG>
+struct GvFwdChunk {
+    static constexpr int D = GIVENS_PREFETCH;
+    const void* __restrict__ theta;
+    const void* __restrict__ sigma;
+    const void* __restrict__ x;
+    void* __restrict__ h;
+    GvLane<K> L;
+    bool hasth;
+    int n, nl;
+    i64 es, as, eL, aL, eS;
+    typedef typename GvRaw<DT>::type R;
+    R rth[D], rsg[D], rx[D];
+    float y;
+    float m[K], mb;
+
+    __device__ __forceinline__ GvFwdChunk(const GvLane<K>& L_, const void* th_, const void* sg_, const void* x_,
+                                          void* h_, i64 T, i64 N, const GvChunk& ch, float y0)
+        : theta(th_), sigma(sg_), x(x_), h(h_), L(L_) {
+        hasth = L.j < K - 1;
+        n = ch.n;
+        nl = 0;
+        const i64 blk0 = (L.b * T + ch.t0) * N + L.n;
+        es = N * K;
+        as = N * (K - 1);
+        eL = eS = blk0 * K + L.j;
+        aL = blk0 * (K - 1) + L.j;
+        y = y0;
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            m[k] = k == L.j ? 1.0f : 0.0f;
+        }
+        mb = 0.0f;
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            load(d);
+        }
+    }
+
+    __device__ __forceinline__ void load(int d) {
+        const bool in = nl < n;
+        rth[d] = in && hasth ? gv_ld<DT>(theta, aL) : R(0);
+        rsg[d] = in ? gv_ld<DT>(sigma, eL) : R(0);
+        rx[d] = in ? gv_ld<DT>(x, eL) : R(0);
+        nl++;
+        eL += es;
+        aL += as;
+    }
+
+    // steps runs the ring's D steps from s0 (those before Lc when TAIL)
+    // and loads the D after them (those before Lc).
+    template <bool TAIL, bool FAST>
+    __device__ __forceinline__ void steps(int s0, int Lc) {
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            if (!TAIL || s0 + d < Lc) {
+                const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), xv = gv_wide<DT>(rx[d]);
+                if (!TAIL || s0 + d + D < Lc) {
+                    load(d);
+                }
+                const bool act = s0 + d < n;
+                const GvAngles g = gv_angles<K, FAST>(L, th);
+                if (AGG) {
+                    // gv_rotate1 and gv_rotate2 on the K+1 vectors at once.
+                    float v[K + 1], p[K + 1];
+#pragma unroll
+                    for (int i = 0; i <= K; i++) {
+                        v[i] = p[i] = i < K ? m[i] : mb;
+                    }
+                    gv_shfl_n<K + 1>(p, L.p1);
+#pragma unroll
+                    for (int i = 0; i <= K; i++) {
+                        v[i] = L.lo1 ? g.c1 * v[i] - g.s1 * p[i] : g.s1 * p[i] + g.c1 * v[i];
+                        p[i] = v[i];
+                    }
+                    if (K > 2) {
+                        gv_shfl_n<K + 1>(p, L.p2);
+#pragma unroll
+                        for (int i = 0; i <= K; i++) {
+                            const float r = L.lo2 ? g.c2 * v[i] - g.s2 * p[i] : g.s2 * p[i] + g.c2 * v[i];
+                            v[i] = L.has2 ? r : v[i];
+                        }
+                    }
+#pragma unroll
+                    for (int k = 0; k < K; k++) {
+                        m[k] = act ? sg * v[k] : m[k];
+                    }
+                    mb = act ? sg * v[K] + xv : mb;
+                } else {
+                    const float v = sg * gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y)) + xv;
+                    y = act ? v : y;
+                    gv_st<DT>(h, eS, y, L.on && act);
+                    eS += es;
+                }
+            }
+        }
+    }
+
+    __device__ __forceinline__ void walk(int Lc) {
+        int s0 = 0;
+        for (; Lc - s0 >= 2 * D; s0 += D) {
+            if (gv_all_fast<DT>(rth)) {
+                steps<false, true>(s0, Lc);
+            } else {
+                steps<false, false>(s0, Lc);
+            }
+        }
+        for (; s0 < Lc; s0 += D) {
+            steps<true, false>(s0, Lc);
+        }
+    }
+};
+
+template <int DT, int K>
+__device__ __forceinline__ void givens_fwd_chunked(const void* __restrict__ theta, const void* __restrict__ sigma,
+                                                   const void* __restrict__ x, const void* __restrict__ h0,
+                                                   void* __restrict__ h, i64 T, i64 N) {
+    DYNAMIC_SHARED(gv_sh);
+    const GvLane<K> L(N);
+    const GvChunk ch(T);
+    float y;
+    {
+        GvFwdChunk<DT, K, true> a(L, theta, sigma, x, h, T, N, ch, 0.0f);
+        a.walk(ch.Lc);
+        float* slot = gv_agg<K>(gv_sh, ch.c, L.j);
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            slot[k] = a.m[k];
+        }
+        slot[K] = a.mb;
+    }
+    __syncthreads();
+    const float y0 = h0 != nullptr ? ld<DT>(h0, L.lane * K + L.j) : 0.0f;
+    y = y0;
+    for (int cp = 0; cp < ch.C - 1; cp++) {
+        const float f = gv_fold<K>(L, gv_agg<K>(gv_sh, cp, L.j), y);
+        y = cp < ch.c ? f : y;
+    }
+    if (__syncthreads_or(!(fabsf(y) < INFINITY))) {
+        // The sequential walk of steps 0..t0-1 of the block's last chunk.
+        const i64 tw = (i64)(ch.C - 1) * ch.Lc < T ? (i64)(ch.C - 1) * ch.Lc : T;
+        const i64 blk0 = L.b * T * N + L.n;
+        float z = y0, cap = y0;
+        for (i64 t = 0; t < tw; t++) {
+            const i64 e = (blk0 + t * N) * K + L.j, a = (blk0 + t * N) * (K - 1) + L.j;
+            const float th = L.j < K - 1 ? ld<DT>(theta, a) : 0.0f;
+            const float sg = ld<DT>(sigma, e), xv = ld<DT>(x, e);
+            const GvAngles g = gv_angles<K, false>(L, th);
+            z = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, z));
+            z = sg * z + xv;
+            cap = t + 1 == ch.t0 ? z : cap;
+        }
+        y = cap;
+    }
+    GvFwdChunk<DT, K, false> s(L, theta, sigma, x, h, T, N, ch, y);
+    s.walk(ch.Lc);
+}
+
+// GvBwdChunk walks a backward chunk from its last step down: with AGG,
+// pass 1 (the aggregate of the carry's map, from theta, sigma, dh),
+// else pass 2 (GvBwd's steps from the carry-in, storing the gradients).
+template <int DT, int K, bool AGG>
+struct GvBwdChunk {
+    static constexpr int D = GIVENS_PREFETCH;
+    const void* __restrict__ theta;
+    const void* __restrict__ sigma;
+    const void* __restrict__ h;
+    const void* __restrict__ dh;
+    void* __restrict__ dtheta;
+    void* __restrict__ dsigma;
+    void* __restrict__ dx;
+    GvLane<K> L;
+    bool hasth;
+    int n, nl;
+    i64 tL;  // the step the next load reads
+    i64 es, as, eL, aL, eS, aS;
+    typedef typename GvRaw<DT>::type R;
+    R hinit;
+    R rth[D], rsg[D], rhp[AGG ? 1 : D], rdh[D];
+    float carry;
+    float m[K], mb;
+
+    __device__ __forceinline__ GvBwdChunk(const GvLane<K>& L_, const void* th_, const void* sg_, const void* h0,
+                                          const void* h_, const void* dh_, void* dth_, void* dsg_, void* dx_, i64 T,
+                                          i64 N, const GvChunk& ch, float c0)
+        : theta(th_), sigma(sg_), h(h_), dh(dh_), dtheta(dth_), dsigma(dsg_), dx(dx_), L(L_) {
+        hasth = L.j < K - 1;
+        n = ch.n;
+        nl = 0;
+        tL = ch.t0 + ch.n - 1;
+        const i64 blk0 = (L.b * T + tL) * N + L.n;
+        es = N * K;
+        as = N * (K - 1);
+        eL = eS = blk0 * K + L.j;
+        aS = blk0 * (K - 1);
+        aL = aS + L.j;
+        hinit = !AGG && h0 != nullptr ? gv_ld<DT>(h0, L.lane * K + L.j) : R(0);
+        carry = c0;
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            m[k] = k == L.j ? 1.0f : 0.0f;
+        }
+        mb = 0.0f;
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            load(d);
+        }
+    }
+
+    __device__ __forceinline__ void load(int d) {
+        const bool in = nl < n;
+        rth[d] = in && hasth ? gv_ld<DT>(theta, aL) : R(0);
+        rsg[d] = in ? gv_ld<DT>(sigma, eL) : R(0);
+        rdh[d] = in ? gv_ld<DT>(dh, eL) : R(0);
+        if (!AGG) {
+            rhp[d] = !in ? R(0) : tL > 0 ? gv_ld<DT>(h, eL - es) : hinit;
+        }
+        nl++;
+        tL--;
+        eL -= es;
+        aL -= as;
+    }
+
+    template <bool TAIL, bool FAST>
+    __device__ __forceinline__ void steps(int s0, int Lc) {
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            if (!TAIL || s0 + d < Lc) {
+                const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), dhv = gv_wide<DT>(rdh[d]);
+                const float hp = AGG ? 0.0f : gv_wide<DT>(rhp[AGG ? 0 : d]);
+                if (!TAIL || s0 + d + D < Lc) {
+                    load(d);
+                }
+                const bool act = s0 + d < n;
+                const GvAngles g = gv_angles<K, FAST>(L, th);
+                if (AGG) {
+                    // gv_back on the K+1 vectors at once.
+                    float v[K + 1], p[K + 1];
+#pragma unroll
+                    for (int i = 0; i <= K; i++) {
+                        v[i] = p[i] = i < K ? sg * m[i] : sg * (dhv + mb);
+                    }
+                    if (K > 2) {
+                        gv_shfl_n<K + 1>(p, L.p2);
+#pragma unroll
+                        for (int i = 0; i <= K; i++) {
+                            const float g2 = L.lo2 ? g.c2 * v[i] + g.s2 * p[i] : -g.s2 * p[i] + g.c2 * v[i];
+                            v[i] = L.has2 ? g2 : v[i];
+                            p[i] = v[i];
+                        }
+                    }
+                    gv_shfl_n<K + 1>(p, L.p1);
+#pragma unroll
+                    for (int i = 0; i <= K; i++) {
+                        const float c = L.lo1 ? g.c1 * v[i] + g.s1 * p[i] : -g.s1 * p[i] + g.c1 * v[i];
+                        if (i < K) {
+                            m[i] = act ? c : m[i];
+                        } else {
+                            mb = act ? c : mb;
+                        }
+                    }
+                } else {
+                    // GvBwd's step.
+                    const float y1 = gv_rotate1<K>(L, g, hp);
+                    const float u = gv_rotate2<K>(L, g, y1);
+                    const float G = dhv + carry;
+                    gv_st<DT>(dx, eS, G, L.on && act);
+                    gv_st<DT>(dsigma, eS, G * u, L.on && act);
+                    float gv = sg * G;
+                    float d2 = 0.0f;
+                    if (K > 2) {
+                        float gp = gv, up = u;
+                        gv_shfl2(gp, up, L.p2);
+                        d2 = -gv * up + gp * u;
+                        const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
+                        gv = L.has2 ? g2 : gv;
+                    }
+                    float gp = gv, yp = y1;
+                    gv_shfl2(gp, yp, L.p1);
+                    const float d1 = -gv * yp + gp * y1;
+                    const float c = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
+                    carry = act ? c : carry;
+                    gv_st<DT>(dtheta, aS + L.i2, d2, L.st2 && act);
+                    gv_st<DT>(dtheta, aS + L.i1, d1, L.st1 && act);
+                    eS -= es;
+                    aS -= as;
+                }
+            }
+        }
+    }
+
+    __device__ __forceinline__ void walk(int Lc) {
+        int s0 = 0;
+        for (; Lc - s0 >= 2 * D; s0 += D) {
+            if (gv_all_fast<DT>(rth)) {
+                steps<false, true>(s0, Lc);
+            } else {
+                steps<false, false>(s0, Lc);
+            }
+        }
+        for (; s0 < Lc; s0 += D) {
+            steps<true, false>(s0, Lc);
+        }
+    }
+};
+
+template <int DT, int K>
+__device__ __forceinline__ void givens_bwd_chunked(const void* __restrict__ theta, const void* __restrict__ sigma,
+                                                   const void* __restrict__ h0, const void* __restrict__ h,
+                                                   const void* __restrict__ dh, void* __restrict__ dtheta,
+                                                   void* __restrict__ dsigma, void* __restrict__ dx,
+                                                   void* __restrict__ dh0, i64 T, i64 N) {
+    DYNAMIC_SHARED(gv_sh);
+    const GvLane<K> L(N);
+    const GvChunk ch(T);
+    {
+        GvBwdChunk<DT, K, true> a(L, theta, sigma, h0, h, dh, dtheta, dsigma, dx, T, N, ch, 0.0f);
+        a.walk(ch.Lc);
+        float* slot = gv_agg<K>(gv_sh, ch.c, L.j);
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            slot[k] = a.m[k];
+        }
+        slot[K] = a.mb;
+    }
+    __syncthreads();
+    // The carry into the chunk's last step: zero past T, then the chunks
+    // after this one folded from the last.
+    float cr = 0.0f;
+    for (int cp = ch.C - 1; cp > 0; cp--) {
+        const float f = gv_fold<K>(L, gv_agg<K>(gv_sh, cp, L.j), cr);
+        cr = cp > ch.c ? f : cr;
+    }
+    if (__syncthreads_or(!(fabsf(cr) < INFINITY))) {
+        // The sequential walk of steps T-1 down to the end of the block's
+        // first chunk.
+        const i64 tw = ch.Lc < T ? (i64)ch.Lc : T, t1 = ch.t0 + ch.n;
+        const i64 blk0 = L.b * T * N + L.n;
+        float z = 0.0f, cap = 0.0f;
+        for (i64 t = T - 1; t >= tw; t--) {
+            const i64 e = (blk0 + t * N) * K + L.j, a = (blk0 + t * N) * (K - 1) + L.j;
+            const float th = L.j < K - 1 ? ld<DT>(theta, a) : 0.0f;
+            const float sg = ld<DT>(sigma, e), dhv = ld<DT>(dh, e);
+            const GvAngles g = gv_angles<K, false>(L, th);
+            z = gv_back<K>(L, g, sg * (dhv + z));
+            cap = t == t1 ? z : cap;
+        }
+        cr = cap;
+    }
+    GvBwdChunk<DT, K, false> s(L, theta, sigma, h0, h, dh, dtheta, dsigma, dx, T, N, ch, cr);
+    s.walk(ch.Lc);
+    if (dh0 != nullptr && L.on && ch.c == 0) {
+        st<DT>(dh0, L.lane * K + L.j, s.carry);
+    }
+}
+
+#define GIVENS_K(NAME, DT, K)                                                                     \
+    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                              \
+        givens_scan_fwd_##NAME##_k##K(const void* theta, const void* sigma, const void* x,        \
+                                      const void* h0, void* h, i64 T, i64 N) {                    \
+        givens_fwd<DT, K>(theta, sigma, x, h0, h, T, N);                                          \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                              \
+        givens_scan_bwd_##NAME##_k##K(const void* theta, const void* sigma, const void* h0,       \
+                                      const void* h, const void* dh, void* dtheta,                \
+                                      void* dsigma, void* dx, void* dh0, i64 T, i64 N) {          \
+        givens_bwd<DT, K>(theta, sigma, h0, h, dh, dtheta, dsigma, dx, dh0, T, N);                \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(GIVENS_CHUNKED_MAX_THREADS, 1)                   \
+        givens_scan_fwd_##NAME##_k##K##_chunked(const void* theta, const void* sigma,             \
+                                                const void* x, const void* h0, void* h, i64 T,    \
+                                                i64 N) {                                          \
+        givens_fwd_chunked<DT, K>(theta, sigma, x, h0, h, T, N);                                  \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(GIVENS_CHUNKED_MAX_THREADS, 1)                   \
+        givens_scan_bwd_##NAME##_k##K##_chunked(const void* theta, const void* sigma,             \
+                                                const void* h0, const void* h, const void* dh,    \
+                                                void* dtheta, void* dsigma, void* dx, void* dh0,  \
+                                                i64 T, i64 N) {                                   \
+        givens_bwd_chunked<DT, K>(theta, sigma, h0, h, dh, dtheta, dsigma, dx, dh0, T, N);        \
     }
 
 #define GIVENS(NAME, DT)   \

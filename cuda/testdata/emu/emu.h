@@ -6,6 +6,7 @@
 // kernels' index math, chunking and barriers, not the GPU's arithmetic
 // (the host's libm differs from CUDA's in the last bits).
 #pragma once
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -37,6 +38,19 @@ static float* emu_shared;
 #define DYNAMIC_SHARED(name) float* name = emu_shared
 
 inline void __syncthreads() { emu_barrier->arrive_and_wait(); }
+// __syncthreads_or: a barrier that returns whether any thread of the block
+// passed a nonzero predicate. The flag is cleared after a third barrier,
+// before any thread can reach the next call.
+static std::atomic<int> emu_or;
+inline int __syncthreads_or(int p) {
+    __syncthreads();
+    if (p) emu_or.store(1);
+    __syncthreads();
+    const int r = emu_or.load();
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) emu_or.store(0);
+    return r;
+}
 template <class T>
 inline T __ldg(const T* p) {
     return *p;
