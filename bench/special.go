@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/eager"
@@ -20,7 +19,7 @@ import (
 func TestSpecialValues(t *testing.T, b scans.Backend) {
 	t.Helper()
 	ref := eager.New()
-	seed := uint64(time.Now().UnixNano())
+	seed := TestSeed()
 	t.Logf("seed %d", seed)
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
 	for _, c := range []struct {

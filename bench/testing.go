@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +32,8 @@ func ReferenceFor(b scans.Backend) scans.Backend {
 //	}
 //
 // Each run draws fresh inputs from a time-based seed that it logs; a failing
-// subtest logs its seed too (rerun one case with CheckCase).
+// subtest logs its seed too (rerun one case with CheckCase, or the whole run
+// with MINGRU_TEST_SEED set to it: see TestSeed).
 func TestBackend(t *testing.T, b scans.Backend, quick bool) {
 	t.Helper()
 	st := b.Status()
@@ -37,7 +41,7 @@ func TestBackend(t *testing.T, b scans.Backend, quick bool) {
 		t.Skipf("conformance: %s not available: %s", b.Name(), st.Reason)
 	}
 	ref := ReferenceFor(b)
-	seed := uint64(time.Now().UnixNano())
+	seed := TestSeed()
 	t.Logf("conformance: %s vs %s, seed %d", st, ref.Name(), seed)
 	cases := ConformanceCases(quick)
 	passed := 0
@@ -57,4 +61,18 @@ func TestBackend(t *testing.T, b scans.Backend, quick bool) {
 		device = st.Backend
 	}
 	t.Logf("conformance: %s rows=%d passed=%d", device, len(cases), passed)
+}
+
+// SeedEnv names the environment variable that fixes the seed of
+// TestBackend and TestSpecialValues, to replay a logged failure.
+const SeedEnv = "MINGRU_TEST_SEED"
+
+// TestSeed is the seed a test run draws its inputs from: the unsigned
+// integer in MINGRU_TEST_SEED when it holds one, else a fresh time-based
+// seed. Tests log it, so any failure can be replayed.
+func TestSeed() uint64 {
+	if v, err := strconv.ParseUint(strings.TrimSpace(os.Getenv(SeedEnv)), 10, 64); err == nil {
+		return v
+	}
+	return uint64(time.Now().UnixNano())
 }

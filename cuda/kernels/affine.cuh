@@ -548,7 +548,8 @@ __device__ __forceinline__ void a_t_g(const void* __restrict__ A, i64 a0, const 
 // g_out = M_c g_in + Q_c with M_c = A_{t0}^T ... A_{t1-1}^T; pass 1 builds
 // Q_c (from g_in = 0) and the columns j, j+V, ... of M_c (from the
 // identity, M <- A_t^T M going back in time), the chunks fold those after
-// them, and pass 2 re-walks the chunk from its carry and stores.
+// them, and pass 2 re-walks the chunk from its carry and stores (a carry
+// that is not finite is the sequential walk instead, as in the forward).
 //
 // With V = 1, dA_t = G_t H_{t-1}^T is one thread's outer product, stored
 // as it is formed. With V > 1, dA_t sums over the V columns, so at each
@@ -673,6 +674,31 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
 #pragma unroll
             for (int r = 0; r < K; r++) {
                 g[r] = ng[r];
+            }
+        }
+        // As in the forward: a finite carry means every aggregate folded
+        // was finite, and composing the chunks' maps is not IEEE-identical
+        // to the recurrence otherwise. A carry that is not finite is
+        // taken from the sequential walk of steps T-1 .. t1 instead, from
+        // memory, with pass 2's arithmetic below.
+        bool fin = true;
+#pragma unroll
+        for (int i = 0; i < K; i++) {
+            fin = fin && fabsf(g[i]) < INFINITY;
+        }
+        if (!fin) {
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                g[i] = 0.0f;
+            }
+            i64 wb = b * T * N + (T - 1) * N + n;
+            for (i64 t = T - 1; t >= t1; t--, wb -= N) {
+                float G[K];
+#pragma unroll
+                for (int i = 0; i < K; i++) {
+                    G[i] = ld<DT>(dH, wb * (K * V) + j + i * V) + g[i];
+                }
+                a_t_g<DT, K>(A, wb * (K * K), G, g);
             }
         }
     }
