@@ -123,7 +123,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		// threads per (b, tile of W contiguous n), W = givensChunkTile,
 		// with each thread's chunk aggregate, k+1 floats, in shared
 		// memory (givens_scan.cu).
-		if c := givensChunks(B, T, N, K, occ); c > 1 {
+		if c := givensChunksOf(B, T, N, K, occ); c > 1 {
 			w := givensChunkTile(K, c)
 			p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, c, 4*w*K*c*(K+1)
 		} else {
@@ -279,6 +279,10 @@ func givensChunks(b, t, n, k int, occ occupancy) int {
 	}
 	return c
 }
+
+// givensChunksOf is the chunk rule planFor applies: givensChunks, or
+// the chunk count a layout experiment imposes (sweep_test.go).
+var givensChunksOf = givensChunks
 
 // givensChunkTile is the number W of contiguous lanes that one block of
 // the chunked Givens kernels serves with c chunks of k threads each: 1,

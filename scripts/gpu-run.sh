@@ -12,7 +12,8 @@
 # Shorter modes for trying a change: quick (the trimmed conformance matrix of
 # both test binaries) and perf (quick benchmarks: every shape in f32, and the
 # large shape in f16 and bf16); sweep (the Vulkan tiled kernels timed under
-# every layout, vk/sweep_test.go). VK_SHORT=1 trims the Vulkan matrix of the
+# every layout, vk/sweep_test.go) and cuda-sweep (givens_scan under every
+# chunk count, cuda/sweep_test.go). VK_SHORT=1 trims the Vulkan matrix of the
 # conformance mode; STEP_TIMEOUT (seconds) limits each step.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
@@ -83,11 +84,14 @@ for m in $modes; do
     # The trimmed parity matrix first (the full one is the conformance
     # mode's: on a fresh NVIDIA machine its Vulkan half alone builds some
     # 600 pipelines), then every benchmark shape and type.
+    # BENCH_CHECK=0 leaves the check out; BENCH_DTYPES narrows the types.
     echo "== scanbench --check --quick, then --bench"
-    mkdir -p "$RES/check"
-    MINGRU_VK_PIPELINE_LOG="$RES/check/pipelines.log" to .build/scanbench --check --quick --out "$RES/check" >"$RES/check/scanbench.log" 2>&1 || rc=1
-    grep -E '^check' "$RES/check/scanbench.log"
-    MINGRU_VK_PIPELINE_LOG="$RES/scanbench-pipelines.log" to .build/scanbench --bench --out "$RES" >"$RES/scanbench.log" 2>&1 || rc=1
+    if [ "${BENCH_CHECK:-1}" = 1 ]; then
+      mkdir -p "$RES/check"
+      MINGRU_VK_PIPELINE_LOG="$RES/check/pipelines.log" to .build/scanbench --check --quick --out "$RES/check" >"$RES/check/scanbench.log" 2>&1 || rc=1
+      grep -E '^check' "$RES/check/scanbench.log"
+    fi
+    MINGRU_VK_PIPELINE_LOG="$RES/scanbench-pipelines.log" to .build/scanbench --bench --dtypes "${BENCH_DTYPES:-f32,f16,bf16}" --out "$RES" >"$RES/scanbench.log" 2>&1 || rc=1
     tail -3 "$RES/scanbench.log"
     ;;
   quick)
@@ -115,6 +119,11 @@ for m in $modes; do
     MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/vk-sweep.log"
     release_clocks
+    ;;
+  cuda-sweep)
+    echo "== CUDA givens_scan chunk-count sweep"
+    MINGRU_CUDA_SWEEP="$RES/cuda-sweep.tsv" to .build/cuda.test -test.run TestGivensChunkSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/cuda-sweep.log" 2>&1 || rc=1
+    tail -3 "$RES/cuda-sweep.log"
     ;;
   memory)
     echo "== scanbench --memory"

@@ -1,0 +1,76 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+)
+
+// TestGivensChunkSweep is a layout experiment, not a check: with
+// MINGRU_CUDA_SWEEP set to a file name it times givens_scan (f32, k = 8,
+// forward and forward+backward) at the benchmark's lab and long-T shapes
+// and at shapes between them, under every chunk count the chunked kernels
+// take, and writes one tab-separated row per timing to that file (and the
+// log); the row the rule (givensChunks) picks says so. It is how that
+// rule is chosen and rechecked on a new device; without the variable it
+// does nothing.
+func TestGivensChunkSweep(t *testing.T) {
+	path := os.Getenv("MINGRU_CUDA_SWEEP")
+	if path == "" {
+		t.Skip("layout experiment: set MINGRU_CUDA_SWEEP=<output file> to run it")
+	}
+	b := gpu(t)
+	b.poison = false
+	if err := b.ensure(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { givensChunksOf = givensChunks }()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 250 * time.Millisecond}
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	fmt.Fprintf(out, "# %s\nB\tT\tN\tk\tlanes_x_k\tmode\tchunks\trule\tmedian_us\n", b.Status().Device)
+	for _, d := range []scans.Dims{
+		{B: 128, T: 64, N: 8, K: 8, V: 1},  // lab
+		{B: 16, T: 1024, N: 8, K: 8, V: 1}, // long-T
+		{B: 128, T: 256, N: 8, K: 8, V: 1},
+		{B: 64, T: 256, N: 8, K: 8, V: 1},
+		{B: 64, T: 1024, N: 8, K: 8, V: 1},
+		{B: 32, T: 128, N: 8, K: 8, V: 1},
+		{B: 4, T: 4096, N: 8, K: 8, V: 1},
+	} {
+		in, err := bench.InputsInit(scans.OpGivensScan, d, scans.F32, bench.Typical, true, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rule := givensChunks(d.B, d.T, d.N, d.K, b.occ)
+		for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+			for c := 1; c <= maxChunks && d.K*c <= givensChunkedMaxThreads && c <= d.T; c *= 2 {
+				cc := c
+				givensChunksOf = func(int, int, int, int, occupancy) int { return cc }
+				m, err := bench.MeasureInputs(b, in, mode, timing)
+				givensChunksOf = givensChunks
+				if err != nil {
+					t.Errorf("%v %s chunks %d: %v", d, mode, c, err)
+					continue
+				}
+				line := fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%s\t%d\t%v\t%.2f\n", d.B, d.T, d.N, d.K, d.B*d.N*d.K, mode, c, c == rule, m.Median*1e6)
+				if _, err := out.WriteString(line); err != nil {
+					t.Fatal(err)
+				}
+				t.Log(strings.TrimSpace(line))
+			}
+		}
+	}
+}
