@@ -28,7 +28,7 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 	}{
 		{scans.OpLinearScan, 40}, {scans.OpLinearScan, 300}, {scans.OpParallelScanLog, 40}, {scans.OpParallelScanLog, 300},
 		{scans.OpMatrixScan, 40}, {scans.OpMatrixScan, 300}, {scans.OpMatrixAffineScan, 40},
-		{scans.OpMatrixAffineScan, 300}, {scans.OpGivensScan, 40},
+		{scans.OpMatrixAffineScan, 300}, {scans.OpGivensScan, 40}, {scans.OpGivensScan, 300},
 	} {
 		op := c.op
 		d := scans.Dims{B: 3, T: c.T, N: 3, K: 1, V: 1}

@@ -94,9 +94,11 @@
 //     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
 //     loads in flight. A block is
 //     W*k threads for W contiguous lanes (givensTile), and T is not cut
-//     while the b*n*k threads fill more than an eighth of the device;
-//     with fewer (givensChunks), the _chunked kernels cut T into up to 32
-//     chunks of at least 32 steps: each thread first carries its row of
+//     unless the b*n*k threads are at most 1/128 of what the device keeps
+//     in flight (givensChunks: a chunked step costs about seven unchunked
+//     ones, so chunking pays only with 8 chunks or more and few lanes);
+//     then the _chunked kernels cut T into 8 to 32
+//     chunks of at least 8 steps: each thread first carries its row of
 //     the chunk's transition product (k+1 values per step), the chunks
 //     fold the aggregates before them (after them, backward) into their
 //     carry-in, then re-scan their steps from it, reading the inputs a

@@ -251,31 +251,42 @@ func givensTile(b, n, k int, occ occupancy) int {
 
 // givensChunkedMaxThreads mirrors kernels/givens_scan.cu's
 // GIVENS_CHUNKED_MAX_THREADS, the largest block of the chunked Givens
-// kernels; givensMinChunk is the fewest steps per chunk: a chunk's first
-// pass carries k+1 vectors through its steps (its aggregate), so a chunk
-// must be long enough for the fold and the second read to pay.
+// kernels. givensMinChunks and givensMinChunkSteps bound where chunking
+// pays (givensChunks).
 const (
 	givensChunkedMaxThreads = 256
-	givensMinChunk          = 32
+	givensMinChunks         = 8
+	givensMinChunkSteps     = 8
 )
 
 // givensChunks is the number C of chunks into which the Givens kernels
-// cut T. The unchunked kernels run b*n*k threads, each walking all of T
-// with its next steps' loads in flight, and reach the copy bandwidth only
-// when those threads are many; with few lanes they leave most of the
-// device idle and each step's latency sets the time. So C doubles, up to
-// 32, while the b*n*k*2C threads stay within an eighth of what the device
-// keeps in flight (occ.threads), each chunk keeps at least givensMinChunk
-// steps (T >= givensMinChunk*2C) and a lane's k*2C threads fit one block
-// of the chunked kernels. C = 1 (no chunking) for the benchmark's large
-// shape (32768 threads), C = 32 for its long-T shape (1024 threads, T =
-// 1024).
+// cut T: 1, or a power of two from 8 to 32.
+//
+// The unchunked kernels run b*n*k threads, each walking all of T with its
+// next steps' loads in flight. A chunked kernel's step costs about seven
+// times an unchunked one's (its first pass carries k+1 vectors through
+// the chunk, then the chunk is read again), so its time is about 7/C of
+// the unchunked time where both are bound by the chain of steps: it pays
+// only with 8 chunks or more, and only where the unchunked threads are
+// too few to keep the device busy. So T is cut only when the b*n*k threads
+// are at most 1/128 of what the device keeps in flight (occ.threads: 16
+// threads per SM), and then into as many chunks as fit: up to 32, each of
+// at least 8 steps, a lane's k*C threads within one block. Measured on an
+// H200 at k = 8 (cuda/sweep_test.go): 1024 threads, T = 1024 (the
+// long-T shape) run 2.0x faster forward and 3.3x forward+backward with
+// 32 chunks; 2048 threads, T = 128 gain 1.1x and 1.3x with 16; from 4096
+// threads (the lab shape has 8192) every chunk count is slower than one.
 func givensChunks(b, t, n, k int, occ occupancy) int {
 	threads := int64(b) * int64(n) * int64(k)
+	if threads*128 > int64(occ.threads) {
+		return 1
+	}
 	c := 1
-	for c < maxChunks && t >= givensMinChunk*2*c && k*2*c <= givensChunkedMaxThreads &&
-		threads*2*int64(c)*8 <= int64(occ.threads) {
+	for c < maxChunks && t >= givensMinChunkSteps*2*c && k*2*c <= givensChunkedMaxThreads {
 		c *= 2
+	}
+	if c < givensMinChunks {
+		return 1
 	}
 	return c
 }
