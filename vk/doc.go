@@ -149,14 +149,18 @@
 // and the second exchanges one value each way between neighbouring
 // invocations by shuffles; each invocation computes two sines and cosines
 // per step and owns whole words of the 16-bit states and gradients. Each
-// keeps a ring of 16 steps of inputs in registers (the loads of step t+16
+// keeps a ring of steps of inputs in registers (the loads of step t+D
 // issued at step t), so that many loads are in flight while the
-// recurrence runs. T is chunked while the invocations stay within 2^14 and
-// chunks keep at least 16 steps (long-T and lab shapes): pass 1 builds each
-// chunk's kxk transition product and offset (each invocation two rows,
-// about k + 1 steps of work), the aggregates meet in shared memory, and
-// each chunk rescans from its carry-in; the large shape (16384 invocations)
-// walks all of T in one chunk, reading every input once. Elsewhere: one
+// recurrence runs: D = 16 where the invocations fill the device (8192 or
+// more), D = 4 where they are fewer, which an H200 runs faster there (lab
+// shape 12.7 us against 18.1 us forward). A chunked step costs 8 to 15
+// unchunked ones there, so T is chunked only for few invocations (1024 or
+// fewer) and into 16 to 64 chunks of at least 16 steps (the long-T shape
+// takes 64): pass 1 builds each chunk's kxk transition product and offset
+// (each invocation two rows, about k + 1 steps of work), the aggregates
+// meet in shared memory, and each chunk rescans from its carry-in; the
+// lab and large shapes walk all of T in one chunk, reading every input
+// once. Elsewhere: one
 // invocation per block and chunk of T, the rotations recomputed in
 // registers, never divided by sigma. T is chunked only for k <= 8 and
 // while lanes x chunks < 4096: the same two passes, one invocation

@@ -351,7 +351,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	if c.b.cfg.noSubgroup {
 		width = 0
 	}
-	wg, chunks, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, c.dev.subgroupAlign(), c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	wg, chunks, depth, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, c.dev.subgroupAlign(), c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	if !ok {
 		return kernel{}, false
 	}
@@ -369,7 +369,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	k.spec[specWG] = uint32(wg)
 	k.spec[specK], k.spec[specV] = uint32(d.K), 1
 	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
-	k.spec[specDepth] = givensSGDepth
+	k.spec[specDepth] = uint32(depth)
 	if c.dev.software {
 		k.spec[specDepth] = givensSGDepthCPU
 	}

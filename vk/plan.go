@@ -358,28 +358,43 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 // served by F invocations of one subgroup (one per pair of channels), per
 // chunk of T. The workgroup is givensSGWG invocations, or the reported
 // subgroup size (align) if larger, or F*chunks if larger still (LPW =
-// WG/(F*chunks) lanes), so it is always a whole number of subgroups. The chunk count doubles from 1 while each chunk
-// keeps at least givensSGMinChunk steps, the invocations stay within
-// givensSGTarget (about four subgroups of 32 per compute unit of a large
-// GPU, the occupancy at which the unchunked kernel's 16 steps of loads in
-// flight per invocation saturate memory), and the workgroup stays within
-// maxElementwiseWG and the device's limits, its aggregates (about
-// (WG/F)*(k*k+k+8) + WG words) in shared memory. So a large batch runs
-// unchunked, reading every input once, and few lanes with long T take
-// chunks: B=16 T=1024 N=8 k=8 (128 lanes, 512 invocations) takes 32
-// chunks of 32 steps, B=128 T=64 N=8 k=8 four of 16.
+// WG/(F*chunks) lanes), so it is always a whole number of subgroups.
+//
+// A chunked step costs 8 to 15 unchunked ones on an H200 (pass 1 carries
+// the chunk's k x k transition product, then the chunk is read again), so
+// T is cut only where the B*N*F invocations are few
+// (givensSGFewInvocations) and then into as many chunks as fit: up to
+// givensSGMaxChunks, each of at least givensSGMinChunk steps, the
+// workgroup within maxElementwiseWG and the device's limits, its
+// aggregates (about (WG/F)*(k*k+k+8) + WG words) in shared memory. Fewer
+// than givensSGMinChunks chunks do not pay, and the lane runs unchunked.
+// The ring of loads in flight is givensSGDepth steps deep where the
+// invocations fill the device (givensSGDeepRing or more, the
+// bandwidth-bound regime), givensSGShallowDepth where they are fewer.
+// Measured on an H200 (vk/sweep_test.go, the givens set), f32, k = 8:
+// B=32 T=4096 N=128 (the large shape, 16384 invocations) runs unchunked
+// with the deep ring, 0.68 ms against 0.94 ms shallow; B=128 T=64 N=8
+// (lab, 4096 invocations) unchunked with the shallow ring, 12.7 us
+// forward against 18.1 us deep and 23.8 us or more chunked; B=16 T=1024
+// N=8 (long-T, 512 invocations) in 64 chunks with the shallow ring,
+// 49.4 us against 98.8 us unchunked (104.5 us against 376.7 us forward
+// and backward).
 const (
-	givensSGDepth    = 16
-	givensSGDepthCPU = 4 // a CPU device compiles the unrolled ring much faster
-	givensSGWG       = 64
-	givensSGMinChunk = 16
-	givensSGTarget   = 1 << 14
+	givensSGDepth          = 16
+	givensSGShallowDepth   = 4
+	givensSGDepthCPU       = 4 // a CPU device compiles the unrolled ring much faster
+	givensSGWG             = 64
+	givensSGMinChunk       = 16
+	givensSGMinChunks      = 16
+	givensSGMaxChunks      = 64
+	givensSGFewInvocations = 1 << 10
+	givensSGDeepRing       = 1 << 13
 )
 
-func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks int, ok bool) {
+func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks, depth int, ok bool) {
 	f := K / 2
 	if K < 2 || K%2 != 0 || width < f {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	base := givensSGWG
 	if align > base {
@@ -390,7 +405,7 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks 
 		limit = maxWG
 	}
 	if base > maxWG {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	inv := int64(B) * int64(N) * int64(f)
 	layout := func(c int) (wg, shared int) {
@@ -401,17 +416,25 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks 
 		return wg, givensSGShared(K, wg)
 	}
 	chunks = 1
-	for {
-		c := 2 * chunks
-		w, sh := layout(c)
-		if w > limit || sh > maxShared || int64(T) < int64(c*givensSGMinChunk) ||
-			inv*int64(c) > givensSGTarget {
-			break
+	if inv <= givensSGFewInvocations {
+		for chunks < givensSGMaxChunks {
+			c := 2 * chunks
+			w, sh := layout(c)
+			if w > limit || sh > maxShared || int64(T) < int64(c*givensSGMinChunk) {
+				break
+			}
+			chunks = c
 		}
-		chunks = c
+		if chunks < givensSGMinChunks {
+			chunks = 1
+		}
+	}
+	depth = givensSGShallowDepth
+	if inv >= givensSGDeepRing {
+		depth = givensSGDepth
 	}
 	wg, _ = layout(chunks)
-	return wg, chunks, true
+	return wg, chunks, depth, true
 }
 
 // givensSGShared is the shared memory, in bytes, of a subgroup Givens

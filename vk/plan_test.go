@@ -259,22 +259,25 @@ func TestEvenSlices(t *testing.T) {
 func TestGivensSGLayout(t *testing.T) {
 	for _, c := range []struct {
 		B, T, N, K, width, shared int
-		wg, chunks                int
+		wg, chunks, depth         int
 	}{
-		{32, 4096, 128, 8, 32, 32 << 10, 64, 1},    // large: 16384 invocations already
-		{16, 1024, 8, 8, 32, 32 << 10, 128, 32},    // long-T: 512 invocations x 32 chunks of 32 steps
-		{128, 64, 8, 8, 32, 32 << 10, 64, 4},       // lab: 4 chunks of 16 steps, 4 lanes per workgroup
-		{3, 1000, 5, 2, 8, 32 << 10, 64, 32},       // k = 2: one invocation per lane, 32 chunks of 32 steps
-		{3, 1000, 3, 16, 8, 32 << 10, 128, 16},     // k = 16: 8 invocations per lane, 32 KiB of aggregates
-		{3, 1000, 3, 16, 8, 16 << 10, 64, 8},       // k = 16 in 16 KiB: aggregates of 16x16 + 16
-		{3, 31, 5, 8, 32, 32 << 10, 64, 1},         // too short to chunk
-		{3, 32, 5, 8, 32, 32 << 10, 64, 2},         //
-		{1, 1 << 20, 1, 4, 64, 32 << 10, 256, 128}, // workgroup cap 256
-		{1, 1 << 20, 1, 4, 128, 32 << 10, 256, 128},
+		{32, 4096, 128, 8, 32, 32 << 10, 64, 1, 16},    // large: 16384 invocations, unchunked, deep ring
+		{64, 4096, 32, 8, 32, 32 << 10, 64, 1, 16},     // 8192 invocations: deep ring
+		{128, 64, 8, 8, 32, 32 << 10, 64, 1, 4},        // lab: 4096 invocations, unchunked, shallow ring
+		{16, 1024, 8, 8, 32, 32 << 10, 256, 64, 4},     // long-T: 512 invocations x 64 chunks of 16 steps
+		{32, 1024, 8, 8, 32, 32 << 10, 256, 64, 4},     // 1024 invocations: the most that chunk
+		{33, 1024, 8, 8, 32, 32 << 10, 64, 1, 4},       // 1056: too many to chunk
+		{3, 1000, 5, 2, 8, 32 << 10, 64, 32, 4},        // k = 2: one invocation per lane, 32 chunks of 31 steps
+		{3, 1000, 3, 16, 8, 32 << 10, 128, 16, 4},      // k = 16: 8 invocations per lane, 32 KiB of aggregates
+		{3, 1000, 3, 16, 8, 16 << 10, 64, 1, 4},        // k = 16 in 16 KiB: 8 chunks fit, too few to pay
+		{3, 255, 5, 8, 32, 32 << 10, 64, 1, 4},         // too short for 16 chunks of 16 steps
+		{3, 256, 5, 8, 32, 32 << 10, 64, 16, 4},        //
+		{1, 1 << 20, 1, 4, 64, 32 << 10, 128, 64, 4},   // at most 64 chunks
+		{1, 1 << 20, 1, 16, 128, 32 << 10, 128, 16, 4}, // k = 16: 32 chunks' aggregates exceed 32 KiB
 	} {
-		wg, chunks, ok := givensSGLayout(c.B, c.T, c.N, c.K, c.width, c.width, 1024, c.shared)
-		if !ok || wg != c.wg || chunks != c.chunks {
-			t.Errorf("%+v: wg %d chunks %d ok %v", c, wg, chunks, ok)
+		wg, chunks, depth, ok := givensSGLayout(c.B, c.T, c.N, c.K, c.width, c.width, 1024, c.shared)
+		if !ok || wg != c.wg || chunks != c.chunks || depth != c.depth {
+			t.Errorf("%+v: wg %d chunks %d depth %d ok %v", c, wg, chunks, depth, ok)
 		}
 		f := c.K / 2
 		gpw := wg / f
@@ -285,16 +288,16 @@ func TestGivensSGLayout(t *testing.T) {
 	// A subgroup narrower than k/2, or no shuffles (width 0): the kernels
 	// of givensLayout.
 	for _, c := range []struct{ K, width int }{{16, 4}, {4, 0}, {2, 0}, {8, 2}} {
-		if _, _, ok := givensSGLayout(3, 100, 5, c.K, c.width, c.width, 1024, 32<<10); ok {
+		if _, _, _, ok := givensSGLayout(3, 100, 5, c.K, c.width, c.width, 1024, 32<<10); ok {
 			t.Errorf("k=%d width %d: subgroup layout chosen", c.K, c.width)
 		}
 	}
-	if _, _, ok := givensSGLayout(3, 100, 5, 16, 8, 8, 1024, 32<<10); !ok {
+	if _, _, _, ok := givensSGLayout(3, 100, 5, 16, 8, 8, 1024, 32<<10); !ok {
 		t.Errorf("k=16 width 8: subgroup layout declined")
 	}
 	// Subgroups of 8 to 32 invocations (a compiler that chooses): the
 	// workgroup is a whole number of the largest.
-	if wg, _, ok := givensSGLayout(3, 100, 5, 16, 8, 128, 1024, 32<<10); !ok || wg%128 != 0 {
+	if wg, _, _, ok := givensSGLayout(3, 100, 5, 16, 8, 128, 1024, 32<<10); !ok || wg%128 != 0 {
 		t.Errorf("k=16 width 8 align 128: wg %d ok %v", wg, ok)
 	}
 }

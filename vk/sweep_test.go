@@ -176,7 +176,7 @@ func TestLayoutSweep(t *testing.T) {
 				kernelName = "fallback"
 				row(sh.name, op, sh.dims, scans.F32, mode, 0, 0, false)
 				b.cfg.noSubgroup = false
-				rw, rc, ok := givensSGLayout(sh.dims.B, sh.dims.T, sh.dims.N, sh.dims.K, d.shuffleWidth(),
+				rw, rc, rd, ok := givensSGLayout(sh.dims.B, sh.dims.T, sh.dims.N, sh.dims.K, d.shuffleWidth(),
 					d.subgroupAlign(), d.maxWorkgroup(), d.maxSharedMemory())
 				if !ok {
 					continue
@@ -189,7 +189,7 @@ func TestLayoutSweep(t *testing.T) {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
 					for chunks := 1; fits(chunks); chunks *= 2 {
 						b.cfg.givensChunks, b.cfg.givensDepth = chunks, depth
-						row(sh.name, op, sh.dims, scans.F32, mode, 0, chunks, chunks == rc)
+						row(sh.name, op, sh.dims, scans.F32, mode, 0, chunks, chunks == rc && depth == rd)
 					}
 				}
 			}
