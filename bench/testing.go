@@ -23,7 +23,7 @@ func ReferenceFor(b scans.Backend) scans.Backend {
 
 // TestBackend runs the conformance matrix (ConformanceCases(quick)) on b
 // as subtests, one per case, named by Case.Name, and logs
-// "conformance: <device> rows=<n> passed=<m>" at the end. It skips, with
+// "conformance: <device> rows=<n> run=<r> passed=<m>" at the end. It skips, with
 // the backend's reason, when b is not available. A backend's test is
 // three lines:
 //
@@ -44,23 +44,29 @@ func TestBackend(t *testing.T, b scans.Backend, quick bool) {
 	seed := TestSeed()
 	t.Logf("conformance: %s vs %s, seed %d", st, ref.Name(), seed)
 	cases := ConformanceCases(quick)
-	passed := 0
+	// A row that -run leaves out is not called; it counts as not run.
+	run, passed := 0, 0
 	for _, c := range cases {
+		called := false
 		ok := t.Run(c.Name(), func(t *testing.T) {
+			called = true
 			r := CheckCase(b, ref, c, seed)
 			if !r.Pass {
 				t.Errorf("%s (seed %d)", r.Summary(), r.Seed)
 			}
 		})
-		if ok {
-			passed++
+		if called {
+			run++
+			if ok {
+				passed++
+			}
 		}
 	}
 	device := st.Device
 	if device == "" {
 		device = st.Backend
 	}
-	t.Logf("conformance: %s rows=%d passed=%d", device, len(cases), passed)
+	t.Logf("conformance: %s rows=%d run=%d passed=%d", device, len(cases), run, passed)
 }
 
 // SeedEnv names the environment variable that fixes the seed of
