@@ -14,7 +14,7 @@
 //
 // Usage:
 //
-//	go run ./experiments/targets experiments/bench/h200/scan_bench.json
+//	go run ./experiments/targets experiments/bench/h200/run-2026-11-29-7f3c7c3/scan_bench.json
 //
 // Several files may be given (for example one run in f32 and one in f16
 // and bf16); their rows are merged, a later file's row replacing an
