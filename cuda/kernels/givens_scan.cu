@@ -654,6 +654,26 @@ __device__ __forceinline__ float* gv_agg(float* sh, int c, int j) {
 // m, mb, from the inputs theta, sigma, x), else pass 2 (the scan from y,
 // storing h). Its ring is GvFwd's, with loads only for the chunk's own
 // steps (nl counts the steps loaded).
+// gv_walk runs a chunk walker w (GvFwdChunk, GvBwdChunk) over its Lc
+// steps, D at a time: full rounds with a whole next round still to load
+// take the fast angle path when every angle of the round allows it; the
+// last rounds check each step against the chunk's end.
+template <int DT, class W>
+__device__ __forceinline__ void gv_walk(W& w, int Lc) {
+    constexpr int D = W::D;
+    int s0 = 0;
+    for (; Lc - s0 >= 2 * D; s0 += D) {
+        if (gv_all_fast<DT>(w.rth)) {
+            w.template steps<false, true>(s0, Lc);
+        } else {
+            w.template steps<false, false>(s0, Lc);
+        }
+    }
+    for (; s0 < Lc; s0 += D) {
+        w.template steps<true, false>(s0, Lc);
+    }
+}
+
 template <int DT, int K, bool AGG>
 struct GvFwdChunk {
     static constexpr int D = GIVENS_PREFETCH;
@@ -752,19 +772,7 @@ struct GvFwdChunk {
         }
     }
 
-    __device__ __forceinline__ void walk(int Lc) {
-        int s0 = 0;
-        for (; Lc - s0 >= 2 * D; s0 += D) {
-            if (gv_all_fast<DT>(rth)) {
-                steps<false, true>(s0, Lc);
-            } else {
-                steps<false, false>(s0, Lc);
-            }
-        }
-        for (; s0 < Lc; s0 += D) {
-            steps<true, false>(s0, Lc);
-        }
-    }
+    __device__ __forceinline__ void walk(int Lc) { gv_walk<DT>(*this, Lc); }
 };
 
 template <int DT, int K>
@@ -945,19 +953,7 @@ struct GvBwdChunk {
         }
     }
 
-    __device__ __forceinline__ void walk(int Lc) {
-        int s0 = 0;
-        for (; Lc - s0 >= 2 * D; s0 += D) {
-            if (gv_all_fast<DT>(rth)) {
-                steps<false, true>(s0, Lc);
-            } else {
-                steps<false, false>(s0, Lc);
-            }
-        }
-        for (; s0 < Lc; s0 += D) {
-            steps<true, false>(s0, Lc);
-        }
-    }
+    __device__ __forceinline__ void walk(int Lc) { gv_walk<DT>(*this, Lc); }
 };
 
 template <int DT, int K>
