@@ -50,21 +50,21 @@ func modules() []module {
 		{name: "matrix_scan", source: "matrix_scan.cu"},
 		{name: "util", source: "util.cu"},
 	}
+	// matrix_affine_scan and givens_scan: one module per element type and k.
 	dts := []struct{ name, macro string }{{"f32", "DT_F32"}, {"f16", "DT_F16"}, {"bf16", "DT_BF16"}}
+	perK := []struct {
+		op string
+		ks []int
+	}{{"matrix_affine_scan", []int{1, 2, 4, 8, 16}}, {"givens_scan", []int{2, 4, 8, 16}}}
 	for _, dt := range dts {
-		for _, k := range []int{1, 2, 4, 8, 16} {
-			ms = append(ms, module{
-				name:    fmt.Sprintf("matrix_affine_scan_%s_k%d", dt.name, k),
-				source:  "matrix_affine_scan.cu",
-				defines: []string{"-DSCAN_DT_NAME=" + dt.name, "-DSCAN_DT=" + dt.macro, fmt.Sprintf("-DSCAN_K=%d", k)},
-			})
-		}
-		for _, k := range []int{2, 4, 8, 16} {
-			ms = append(ms, module{
-				name:    fmt.Sprintf("givens_scan_%s_k%d", dt.name, k),
-				source:  "givens_scan.cu",
-				defines: []string{"-DSCAN_DT_NAME=" + dt.name, "-DSCAN_DT=" + dt.macro, fmt.Sprintf("-DSCAN_K=%d", k)},
-			})
+		for _, f := range perK {
+			for _, k := range f.ks {
+				ms = append(ms, module{
+					name:    fmt.Sprintf("%s_%s_k%d", f.op, dt.name, k),
+					source:  f.op + ".cu",
+					defines: []string{"-DSCAN_DT_NAME=" + dt.name, "-DSCAN_DT=" + dt.macro, fmt.Sprintf("-DSCAN_K=%d", k)},
+				})
+			}
 		}
 	}
 	return ms
