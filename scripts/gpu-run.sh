@@ -64,19 +64,24 @@ vkargs=; [ "${VK_SHORT:-0}" = 1 ] && vkargs=-test.short
 [ -n "${VK_RUN:-}" ] && vkargs="$vkargs -test.run $VK_RUN"
 
 rc=0
+# tests NAME CMD...: runs a test binary into $RES/NAME.log and prints its
+# conformance summary and verdicts.
+tests() {
+  local name=$1; shift
+  to "$@" >"$RES/$name.log" 2>&1 || rc=1
+  grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/$name.log" | tail -20
+}
 for m in $modes; do
   case $m in
   conformance|cuda-conformance|vk-conformance)
     if [ "$m" != vk-conformance ]; then
       echo "== CUDA conformance"
-      to .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/cuda-conformance.log" 2>&1 || rc=1
-      grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-conformance.log" | tail -20
+      tests cuda-conformance .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s}
     fi
     if [ "$m" != cuda-conformance ]; then
       echo "== Vulkan conformance"
       hold_clocks
-      MINGRU_VK_PIPELINE_LOG="$RES/vk-pipelines.log" to .build/vk.test $vkargs -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s} >"$RES/vk-conformance.log" 2>&1 || rc=1
-      grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-conformance.log" | tail -20
+      MINGRU_VK_PIPELINE_LOG="$RES/vk-pipelines.log" tests vk-conformance .build/vk.test $vkargs -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s}
       release_clocks
     fi
     ;;
@@ -96,11 +101,9 @@ for m in $modes; do
     ;;
   quick)
     echo "== CUDA and Vulkan conformance, trimmed matrix"
-    to .build/cuda.test -test.short -test.v -test.count=1 >"$RES/cuda-quick.log" 2>&1 || rc=1
-    grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/cuda-quick.log" | tail -20
+    tests cuda-quick .build/cuda.test -test.short -test.v -test.count=1
     hold_clocks
-    to .build/vk.test -test.short -test.v -test.count=1 >"$RES/vk-quick.log" 2>&1 || rc=1
-    grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/vk-quick.log" | tail -20
+    tests vk-quick .build/vk.test -test.short -test.v -test.count=1
     release_clocks
     ;;
   perf)
