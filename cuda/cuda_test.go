@@ -49,6 +49,12 @@ func TestSpecialValues(t *testing.T) {
 	bench.TestSpecialValues(t, gpu(t))
 }
 
+// TestHalfValues: every f16 and bf16 bit pattern widens and narrows
+// exactly (bench.TestHalfValues).
+func TestHalfValues(t *testing.T) {
+	bench.TestHalfValues(t, gpu(t))
+}
+
 func TestStatus(t *testing.T) {
 	b := New()
 	st := b.Status()

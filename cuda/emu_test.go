@@ -367,6 +367,12 @@ func TestSpecialValuesEmulated(t *testing.T) {
 	bench.TestSpecialValues(t, emulated(t, "TestSpecialValues"))
 }
 
+// TestHalfValuesEmulated runs bench.TestHalfValues on the kernels in the
+// host emulator (the software conversions of common.cuh).
+func TestHalfValuesEmulated(t *testing.T) {
+	bench.TestHalfValues(t, emulated(t, "TestHalfValues"))
+}
+
 // TestGivensUnchunkedEmulated runs the Givens kernels that walk all of T
 // per thread on T long enough for their main loops (the ring's steady
 // state), which the conformance matrix's few-lane shapes reach only
