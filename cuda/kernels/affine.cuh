@@ -124,6 +124,41 @@ __device__ __forceinline__ void st_vec(void* __restrict__ p, i64 off, const floa
             v.w = r[4 * e + 3];
             q[e] = v;
         }
+    } else if (DT != DT_F32 && M % 2 == 0) {
+        // Pairs of 16-bit elements narrowed into whole words and stored as
+        // runs of 16, 8 or 4 bytes (off is a multiple of M).
+        Words<DT, M> o;
+#pragma unroll
+        for (int e = 0; e < M / 2; e++) {
+            const unsigned int lo = DT == DT_F16 ? f32_to_f16(r[2 * e]) : f32_to_bf16(r[2 * e]);
+            const unsigned int hi = DT == DT_F16 ? f32_to_f16(r[2 * e + 1]) : f32_to_bf16(r[2 * e + 1]);
+            o.w[e] = lo | (hi << 16);
+        }
+        unsigned int* q = (unsigned int*)((unsigned short*)p + off);
+        if constexpr (M % 8 == 0) {
+#pragma unroll
+            for (int e = 0; e < M / 8; e++) {
+                uint4 v;
+                v.x = o.w[4 * e];
+                v.y = o.w[4 * e + 1];
+                v.z = o.w[4 * e + 2];
+                v.w = o.w[4 * e + 3];
+                ((uint4*)q)[e] = v;
+            }
+        } else if constexpr (M % 4 == 0) {
+#pragma unroll
+            for (int e = 0; e < M / 4; e++) {
+                uint2 v;
+                v.x = o.w[2 * e];
+                v.y = o.w[2 * e + 1];
+                ((uint2*)q)[e] = v;
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < M / 2; e++) {
+                q[e] = o.w[e];
+            }
+        }
     } else {
 #pragma unroll
         for (int e = 0; e < M; e++) {
@@ -143,8 +178,10 @@ __device__ __forceinline__ void st_vec(void* __restrict__ p, i64 off, const floa
 // exchanged through shared memory (2 * R * K*V floats, alternating between
 // even and odd steps so that one barrier per step suffices, as in
 // affine_bwd). The loads of the next U steps are issued ahead of the
-// arithmetic (a ring of U steps in registers), so that many bytes are in
-// flight while each step waits on the one before it. The sums run in the
+// arithmetic (a ring of U steps in registers, held as loaded: Words), so
+// that many bytes are in flight while each step waits on the one before
+// it; the 16-bit types, at half the registers per step, keep twice the
+// steps. The sums run in the
 // sequential reference's order, s = X[i][j], then s += A[i][l] H[l][j] for
 // l = 0..K-1, so the result matches the column layout bit for bit.
 template <int DT, int K, int V>
@@ -152,7 +189,8 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
                                                 const void* __restrict__ X,
                                                 const void* __restrict__ H0, void* __restrict__ H,
                                                 i64 T, i64 N) {
-    constexpr int U = (K + V) * 4 <= 64 ? 4 : (K + V) * 2 <= 64 ? 2 : 1;
+    constexpr int RW = Words<DT, K>::n + Words<DT, V>::n;  // ring registers per step
+    constexpr int U = DT != DT_F32 && RW * 8 <= 64 ? 8 : RW * 4 <= 64 ? 4 : RW * 2 <= 64 ? 2 : 1;
     DYNAMIC_SHARED(sh);  // [2][R][K*V]: H_{t-1}, row-major (K,V) per lane
     const int R = (int)blockDim.x / K;
     const int r = (int)threadIdx.x / K, i = (int)threadIdx.x % K;
@@ -169,13 +207,14 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
     }
     // Step t of the lane is block (b*T + t)*N + n.
     const i64 blk0 = b * T * N + n;
-    float pa[U][K], px[U][V];
+    Words<DT, K> pa[U];
+    Words<DT, V> px[U];
 #pragma unroll
     for (int u = 0; u < U; u++) {
         if (u < T) {
             const i64 blk = blk0 + (i64)u * N;
-            ld_vec<DT, K>(A, blk * (K * K) + i * K, pa[u]);
-            ld_vec<DT, V>(X, blk * (K * V) + i * V, px[u]);
+            words_ld<DT, K>(A, blk * (K * K) + i * K, pa[u]);
+            words_ld<DT, V>(X, blk * (K * V) + i * V, px[u]);
         }
     }
     for (i64 t0 = 0; t0 < T; t0 += U) {
@@ -192,11 +231,11 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
                 float out[V];
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    out[v] = px[u][v];
+                    out[v] = words_at(px[u], v);
                 }
 #pragma unroll
                 for (int l = 0; l < K; l++) {
-                    const float a = pa[u][l];
+                    const float a = words_at(pa[u], l);
 #pragma unroll
                     for (int v = 0; v < V; v++) {
                         out[v] = fmaf(a, buf[l * V + v], out[v]);
@@ -210,8 +249,8 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
                 st_vec<DT, V>(H, blk * (K * V) + i * V, h);
                 if (t + U < T) {
                     const i64 nb = blk + (i64)U * N;
-                    ld_vec<DT, K>(A, nb * (K * K) + i * K, pa[u]);
-                    ld_vec<DT, V>(X, nb * (K * V) + i * V, px[u]);
+                    words_ld<DT, K>(A, nb * (K * K) + i * K, pa[u]);
+                    words_ld<DT, V>(X, nb * (K * V) + i * V, px[u]);
                 }
             }
         }
@@ -404,6 +443,27 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 // (2 * R * (2*K*V + K*K) floats), one barrier per step. The loads of the
 // next U steps are in flight in a ring of registers. Sums run in the
 // column layout's order (from 0, index ascending).
+// affine_bwd_ring loads row i of A_t, dH_t and H_{t-1} (H0 or zeros at
+// t = 0) of step t, block blk, into a slot of affine_bwd_rows's ring.
+template <int DT, int K, int V>
+__device__ __forceinline__ void affine_bwd_ring(const void* __restrict__ A, const void* __restrict__ H0,
+                                                const void* __restrict__ H, const void* __restrict__ dH,
+                                                i64 blk, i64 t, i64 lane, int i, i64 N, Words<DT, K>& pa,
+                                                Words<DT, V>& pd, Words<DT, V>& ph) {
+    words_ld<DT, K>(A, blk * (K * K) + i * K, pa);
+    words_ld<DT, V>(dH, blk * (K * V) + i * V, pd);
+    if (t > 0) {
+        words_ld<DT, V>(H, (blk - N) * (K * V) + i * V, ph);
+    } else if (H0 != nullptr) {
+        words_ld<DT, V>(H0, lane * (K * V) + i * V, ph);
+    } else {
+#pragma unroll
+        for (int e = 0; e < Words<DT, V>::n; e++) {
+            ph.w[e] = 0;  // +0 in every element type
+        }
+    }
+}
+
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                                                 const void* __restrict__ H0,
@@ -411,7 +471,8 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                                                 const void* __restrict__ dH, void* __restrict__ dA,
                                                 void* __restrict__ dX, void* __restrict__ dH0,
                                                 i64 T, i64 N) {
-    constexpr int U = (K + 2 * V) * 4 <= 96 ? 4 : (K + 2 * V) * 2 <= 64 ? 2 : 1;
+    constexpr int RW = Words<DT, K>::n + 2 * Words<DT, V>::n;  // ring registers per step
+    constexpr int U = DT != DT_F32 && RW * 8 <= 96 ? 8 : RW * 4 <= 96 ? 4 : RW * 2 <= 64 ? 2 : 1;
     constexpr int STEP = 2 * K * V + K * K;  // floats per lane and buffer
     DYNAMIC_SHARED(sh);  // [2][R][STEP]: G_t, H_{t-1} (row-major (K,V)), A_t
     const int R = (int)blockDim.x / K;
@@ -424,25 +485,15 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
     for (int v = 0; v < V; v++) {
         u[v] = 0.0f;
     }
-    // The ring: row i of A_t, dH_t and H_{t-1} for the next U steps.
-    float pa[U][K], pd[U][V], ph[U][V];
+    // The ring: row i of A_t, dH_t and H_{t-1} for the next U steps, as
+    // loaded (Words).
+    Words<DT, K> pa[U];
+    Words<DT, V> pd[U], ph[U];
 #pragma unroll
     for (int q = 0; q < U; q++) {
         const i64 t = T - 1 - q;
         if (t >= 0) {
-            const i64 blk = blk0 + t * N;
-            ld_vec<DT, K>(A, blk * (K * K) + i * K, pa[q]);
-            ld_vec<DT, V>(dH, blk * (K * V) + i * V, pd[q]);
-            if (t > 0) {
-                ld_vec<DT, V>(H, (blk - N) * (K * V) + i * V, ph[q]);
-            } else if (H0 != nullptr) {
-                ld_vec<DT, V>(H0, lane * (K * V) + i * V, ph[q]);
-            } else {
-#pragma unroll
-                for (int v = 0; v < V; v++) {
-                    ph[q][v] = 0.0f;
-                }
-            }
+            affine_bwd_ring<DT, K, V>(A, H0, H, dH, blk0 + t * N, t, lane, i, N, pa[q], pd[q], ph[q]);
         }
     }
     for (i64 s0 = 0; s0 < T; s0 += U) {
@@ -457,13 +508,13 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                 float G[V];
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    G[v] = pd[q][v] + u[v];
+                    G[v] = words_at(pd[q], v) + u[v];
                     sG[i * V + v] = G[v];
-                    sP[i * V + v] = ph[q][v];
+                    sP[i * V + v] = words_at(ph[q], v);
                 }
 #pragma unroll
                 for (int l = 0; l < K; l++) {
-                    sA[i * K + l] = pa[q][l];
+                    sA[i * K + l] = words_at(pa[q], l);
                 }
                 const i64 blk = blk0 + t * N;
                 st_vec<DT, V>(dX, blk * (K * V) + i * V, G);
@@ -496,19 +547,8 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                 }
                 const i64 tn = t - U;
                 if (tn >= 0) {
-                    const i64 nb = blk0 + tn * N;
-                    ld_vec<DT, K>(A, nb * (K * K) + i * K, pa[q]);
-                    ld_vec<DT, V>(dH, nb * (K * V) + i * V, pd[q]);
-                    if (tn > 0) {
-                        ld_vec<DT, V>(H, (nb - N) * (K * V) + i * V, ph[q]);
-                    } else if (H0 != nullptr) {
-                        ld_vec<DT, V>(H0, lane * (K * V) + i * V, ph[q]);
-                    } else {
-#pragma unroll
-                        for (int v = 0; v < V; v++) {
-                            ph[q][v] = 0.0f;
-                        }
-                    }
+                    affine_bwd_ring<DT, K, V>(A, H0, H, dH, blk0 + tn * N, tn, lane, i, N, pa[q], pd[q],
+                                              ph[q]);
                 }
             }
         }

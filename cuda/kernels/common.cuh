@@ -155,6 +155,102 @@ __device__ __forceinline__ void st(void* __restrict__ p, i64 i, float v) {
     }
 }
 
+// ld_bits reads element i of p as stored, in a 32-bit register: the bits
+// of an f32, or a 16-bit element zero-extended (ld.u16 into a 32-bit
+// register: with a 16-bit destination the compiler may pack two loaded
+// elements into the halves of one register, and the packing waits for
+// the loads). widen_bits turns it into the f32 value, exactly.
+template <int DT>
+__device__ __forceinline__ unsigned int ld_bits(const void* __restrict__ p, i64 i) {
+    if constexpr (DT == DT_F32) {
+        return __float_as_uint(__ldg((const float*)p + i));
+    } else {
+#ifdef __CUDA_ARCH__
+        unsigned int v;
+        asm("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"((const unsigned short*)p + i));
+        return v;
+#else
+        return __ldg((const unsigned short*)p + i);
+#endif
+    }
+}
+
+template <int DT>
+__device__ __forceinline__ float widen_bits(unsigned int v) {
+    if constexpr (DT == DT_F32) {
+        return __uint_as_float(v);
+    } else {
+        return DT == DT_F16 ? f16_to_f32((unsigned short)v) : bf16_to_f32((unsigned short)v);
+    }
+}
+
+// Words<DT, M> holds M consecutive elements as they are stored: f32 as
+// their bits, 16-bit types two to a 32-bit word (element e in bits
+// 16 (e & 1) .. 16 (e & 1) + 15 of word e / 2). Kernels that keep the
+// loads of coming steps in registers hold them as Words and widen each
+// element where a step uses it (words_at): a widening right after its
+// load makes the thread wait there for the load, so the loads issued
+// after it are no longer in flight together with it. In 16-bit types a
+// Words also takes half the registers of the widened floats.
+template <int DT, int M>
+struct Words {
+    static constexpr int n = DT == DT_F32 ? M : (M + 1) / 2;
+    unsigned int w[n];
+};
+
+// words_ld reads the M elements at element offset off of p into r with
+// the widest loads that the size allows: off must be a multiple of M
+// (and the allocation 16-byte aligned), so that a run of 16, 8 or 4
+// bytes starts on a boundary of its size.
+template <int DT, int M>
+__device__ __forceinline__ void words_ld(const void* __restrict__ p, i64 off, Words<DT, M>& r) {
+    constexpr int es = DT == DT_F32 ? 4 : 2;
+    constexpr int bytes = es * M;
+    const char* q = (const char*)p + off * es;
+    if constexpr (bytes % 16 == 0) {
+#pragma unroll
+        for (int e = 0; e < bytes / 16; e++) {
+            const uint4 v = __ldg((const uint4*)q + e);
+            r.w[4 * e] = v.x;
+            r.w[4 * e + 1] = v.y;
+            r.w[4 * e + 2] = v.z;
+            r.w[4 * e + 3] = v.w;
+        }
+    } else if constexpr (bytes % 8 == 0) {
+#pragma unroll
+        for (int e = 0; e < bytes / 8; e++) {
+            const uint2 v = __ldg((const uint2*)q + e);
+            r.w[2 * e] = v.x;
+            r.w[2 * e + 1] = v.y;
+        }
+    } else if constexpr (bytes % 4 == 0) {
+#pragma unroll
+        for (int e = 0; e < bytes / 4; e++) {
+            r.w[e] = __ldg((const unsigned int*)q + e);
+        }
+    } else {  // 16-bit, M odd: element by element
+#pragma unroll
+        for (int e = 0; e < Words<DT, M>::n; e++) {
+            r.w[e] = 0;
+        }
+#pragma unroll
+        for (int e = 0; e < M; e++) {
+            r.w[e / 2] |= (unsigned int)__ldg((const unsigned short*)q + e) << (16 * (e & 1));
+        }
+    }
+}
+
+// words_at widens element e of r to f32 (exactly).
+template <int DT, int M>
+__device__ __forceinline__ float words_at(const Words<DT, M>& r, int e) {
+    if constexpr (DT == DT_F32) {
+        return __uint_as_float(r.w[e]);
+    } else {
+        const unsigned int h = (r.w[e / 2] >> (16 * (e & 1))) & 0xffffu;
+        return DT == DT_F16 ? f16_to_f32((unsigned short)h) : bf16_to_f32((unsigned short)h);
+    }
+}
+
 // st_num is st for a v known not to be NaN: on the GPU its 16-bit stores
 // skip the NaN patch of the narrowings.
 template <int DT>

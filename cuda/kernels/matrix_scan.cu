@@ -39,6 +39,14 @@
 #ifndef MS_SEG
 #define MS_SEG 8
 #endif
+// The forward holds its steps as loaded (Words): in the 16-bit types a
+// step takes 3 registers, not 6, so a segment holds half as many steps
+// again (12; ptxas -v on sm_90: 16 steps spill three times the bytes of
+// 12, 8 steps put half the bytes in flight).
+template <int DT>
+__device__ constexpr int ms_seg_fwd() {
+    return DT == DT_F32 ? MS_SEG : MS_SEG + MS_SEG / 2;
+}
 #define MS_MAX_THREADS 1024
 
 struct MsLane {
@@ -154,6 +162,35 @@ __device__ __forceinline__ void ms_st4(void* __restrict__ p, i64 i, float a0, fl
     }
 }
 
+// ms_step_ld loads step t of the lane (block blk) as stored into a and x,
+// or the identity step (A = I, b = 0) where !ok. The loads are issued
+// whether or not ok (from block 0, which every tensor has, where not), so
+// that the loads of a segment carry no branch between them and are all in
+// flight before the first is used.
+template <int DT>
+__device__ __forceinline__ void ms_step_ld(const void* __restrict__ A, const void* __restrict__ X,
+                                           bool ok, i64 blk, Words<DT, 4>& a, Words<DT, 2>& x) {
+    const i64 at = ok ? blk : 0;
+    words_ld<DT, 4>(A, at * 4, a);
+    words_ld<DT, 2>(X, at * 2, x);
+    if (!ok) {
+        // The bits of 1.0 and 0.0 in place of elements 0 and 3, 1 and 2.
+        const unsigned int one = DT == DT_F32 ? 0x3f800000u : DT == DT_F16 ? 0x3c00u : 0x3f80u;
+        if constexpr (DT == DT_F32) {
+            a.w[0] = one;
+            a.w[1] = 0;
+            a.w[2] = 0;
+            a.w[3] = one;
+            x.w[0] = 0;
+            x.w[1] = 0;
+        } else {
+            a.w[0] = one;
+            a.w[1] = one << 16;
+            x.w[0] = 0;
+        }
+    }
+}
+
 template <int DT>
 __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* __restrict__ X,
                                        const void* __restrict__ H0, void* __restrict__ H, i64 T,
@@ -169,24 +206,15 @@ __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* _
     if (l.on && H0 != nullptr) {
         ms_ld2<DT>(H0, (l.b * N + l.n) * 2, c0, c1);
     }
-    const i64 span = (i64)l.C * MS_SEG;
+    constexpr int S = ms_seg_fwd<DT>();
+    const i64 span = (i64)l.C * S;
     for (i64 s0 = 0; s0 < T; s0 += span) {
-        const i64 t0 = s0 + (i64)l.c * MS_SEG;
-        float ra[4 * MS_SEG], rx[2 * MS_SEG];
+        const i64 t0 = s0 + (i64)l.c * S;
+        Words<DT, 4> ra[S];
+        Words<DT, 2> rx[S];
 #pragma unroll
-        for (int s = 0; s < MS_SEG; s++) {
-            if (l.on && t0 + s < T) {
-                const i64 blk = base + (t0 + s) * N;
-                ms_ld4<DT>(A, blk * 4, ra + 4 * s);
-                ms_ld2<DT>(X, blk * 2, rx[2 * s], rx[2 * s + 1]);
-            } else {
-                ra[4 * s] = 1.0f;
-                ra[4 * s + 1] = 0.0f;
-                ra[4 * s + 2] = 0.0f;
-                ra[4 * s + 3] = 1.0f;
-                rx[2 * s] = 0.0f;
-                rx[2 * s + 1] = 0.0f;
-            }
+        for (int s = 0; s < S; s++) {
+            ms_step_ld<DT>(A, X, l.on && t0 + s < T, base + (t0 + s) * N, ra[s], rx[s]);
         }
         float h0 = c0, h1 = c1;
         bool seq = false;
@@ -194,17 +222,17 @@ __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* _
             // The chunk's map from a zero carry: P = A_last ... A_first.
             float p00 = 1.0f, p01 = 0.0f, p10 = 0.0f, p11 = 1.0f, q0 = 0.0f, q1 = 0.0f;
 #pragma unroll
-            for (int s = 0; s < MS_SEG; s++) {
-                const float a00 = ra[4 * s], a01 = ra[4 * s + 1];
-                const float a10 = ra[4 * s + 2], a11 = ra[4 * s + 3];
+            for (int s = 0; s < S; s++) {
+                const float a00 = words_at(ra[s], 0), a01 = words_at(ra[s], 1);
+                const float a10 = words_at(ra[s], 2), a11 = words_at(ra[s], 3);
                 const float n00 = fmaf(a00, p00, a01 * p10), n01 = fmaf(a00, p01, a01 * p11);
                 const float n10 = fmaf(a10, p00, a11 * p10), n11 = fmaf(a10, p01, a11 * p11);
                 p00 = n00;
                 p01 = n01;
                 p10 = n10;
                 p11 = n11;
-                const float m0 = fmaf(a00, q0, fmaf(a01, q1, rx[2 * s]));
-                const float m1 = fmaf(a10, q0, fmaf(a11, q1, rx[2 * s + 1]));
+                const float m0 = fmaf(a00, q0, fmaf(a01, q1, words_at(rx[s], 0)));
+                const float m1 = fmaf(a10, q0, fmaf(a11, q1, words_at(rx[s], 1)));
                 q0 = m0;
                 q1 = m1;
             }
@@ -253,7 +281,7 @@ __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* _
                 const float n1 = fmaf(a[2], y0, fmaf(a[3], y1, x1));
                 y0 = n0;
                 y1 = n1;
-                if (t >= t0 && t < t0 + MS_SEG) {
+                if (t >= t0 && t < t0 + S) {
                     ms_st2<DT>(H, blk * 2, y0, y1);
                 }
             }
@@ -263,9 +291,9 @@ __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* _
         }
         // Re-apply the chunk's steps from its carry-in and store.
 #pragma unroll
-        for (int s = 0; s < MS_SEG; s++) {
-            const float n0 = fmaf(ra[4 * s], h0, fmaf(ra[4 * s + 1], h1, rx[2 * s]));
-            const float n1 = fmaf(ra[4 * s + 2], h0, fmaf(ra[4 * s + 3], h1, rx[2 * s + 1]));
+        for (int s = 0; s < S; s++) {
+            const float n0 = fmaf(words_at(ra[s], 0), h0, fmaf(words_at(ra[s], 1), h1, words_at(rx[s], 0)));
+            const float n1 = fmaf(words_at(ra[s], 2), h0, fmaf(words_at(ra[s], 3), h1, words_at(rx[s], 1)));
             h0 = n0;
             h1 = n1;
             if (l.on && t0 + s < T) {

@@ -22,6 +22,12 @@
 struct float4 {
     float x, y, z, w;
 };
+struct uint4 {
+    unsigned x, y, z, w;
+};
+struct uint2 {
+    unsigned x, y;
+};
 struct dim3 {
     unsigned x = 0, y = 0, z = 0;
 };
