@@ -51,6 +51,12 @@ layout(constant_id = 2) const uint V = 1;
 // them back to back. (Ignored by f32 modules.)
 layout(constant_id = 7) const uint ALIGNED_WORDS = 0;
 #define ALIGNED (ALIGNED_WORDS != 0u)
+// Constant 10: nonzero when the device's unpackHalf2x16 gave the exact
+// widening of every one of the 65536 f16 values (a NaN as some NaN) in the
+// host's probe when it opened the device (shaders/f16probe.comp). The f16
+// widenings are then that one instruction, with no test for zeros,
+// subnormals, Inf and NaN. (Ignored by f32 and bf16 modules.)
+layout(constant_id = 10) const uint HW_F16 = 0;
 
 // The index of this workgroup in a dispatch that may use two dimensions
 // (maxComputeWorkGroupCount[0] can be as small as 65535).
@@ -133,7 +139,10 @@ uint f32_to_bf16(float f) {
 #define ST(arr, i, v) arr[(i)] = (v)
 #else
 #if defined(DT_F16)
-#define WIDEN(h) f16_to_f32(h)
+// WIDEN widens the f16 bits h (the low 16 bits of a uint).
+float WIDEN(uint h) {
+    return HW_F16 != 0u ? unpackHalf2x16(h).x : f16_to_f32(h);
+}
 #define NARROW(f) f32_to_f16(f)
 #else
 #define WIDEN(h) bf16_to_f32(h)
@@ -148,14 +157,19 @@ uint f32_to_bf16(float f) {
         atomicOr(arr[st_i_ >> 1], NARROW(v) << st_sh_);                 \
     }
 
-// WIDEN2 widens the two elements of a word (low half in x). For f16 the
-// hardware conversion (unpackHalf2x16, exact) serves the common case; a word
-// with a zero, subnormal, Inf or NaN half takes the exact software path,
-// because Vulkan lets an implementation flush 16-bit subnormals and leaves
-// the NaN payload open. That branch is uniform unless a warp mixes such
-// values with ordinary ones.
+// WIDEN2 widens the two elements of a word (low half in x). For f16 on a
+// device whose probe found unpackHalf2x16 exact (HW_F16), that alone. Else
+// the hardware conversion serves the common case, and a word with a zero,
+// subnormal, Inf or NaN half takes the exact software path, because Vulkan
+// lets an implementation flush 16-bit subnormals and leaves the NaN payload
+// open. That branch is uniform unless a warp mixes such values with
+// ordinary ones, but it costs: on an NVIDIA H200 the f16 kernels with it
+// ran at about half the speed of the bf16 ones.
 #if defined(DT_F16)
 vec2 WIDEN2(uint w) {
+    if (HW_F16 != 0u) {
+        return unpackHalf2x16(w);
+    }
     uint e0 = w & 0x7c00u;
     uint e1 = w & 0x7c000000u;
     if (e0 == 0u || e0 == 0x7c00u || e1 == 0u || e1 == 0x7c000000u) {

@@ -29,6 +29,9 @@ type config struct {
 	noSubgroup   bool
 	givensChunks int
 	givensDepth  int
+	// Tests: widen f16 with the software path even where the device's
+	// unpackHalf2x16 is exact.
+	softF16 bool
 }
 
 // Backend runs the scans on a Vulkan device. It implements scans.Backend

@@ -18,6 +18,7 @@ const (
 	specAligned         // tiled 16-bit kernels: every word access is whole
 	specRing            // row layout: steps of loads in flight
 	specDepth           // subgroup Givens kernels: steps of loads in flight
+	specHWF16           // f16 kernels: unpackHalf2x16 is exact on this device
 	numSpec
 )
 

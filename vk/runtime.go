@@ -120,6 +120,11 @@ type device struct {
 	held, peak    int64
 
 	lastDispatches atomic.Int64 // dispatches recorded by the last run (tests)
+
+	// hwF16: unpackHalf2x16 widened every f16 value exactly in the probe
+	// run when the device was opened (probeF16); the f16 kernels then use
+	// it alone (specHWF16).
+	hwF16 bool
 }
 
 func typeRank(t vk.PhysicalDeviceType) int {
@@ -194,6 +199,11 @@ func openDevice(cfg config) (_ *device, err error) {
 	}
 	if d.placeholder, err = d.allocRaw(256, false); err != nil {
 		return nil, fmt.Errorf("vk: placeholder buffer: %w", err)
+	}
+	if !cfg.softF16 {
+		if d.hwF16, err = d.probeF16(); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -881,6 +891,9 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 			if k.wordAligned && even {
 				spec[specAligned] = 1
 			}
+			if d.hwF16 && strings.HasSuffix(k.module, "_f16") {
+				spec[specHWF16] = 1
+			}
 			p, err := d.pipeline(k.module, spec)
 			if err != nil {
 				return 0, false, err
@@ -1238,4 +1251,88 @@ func (d *device) dispatchLatency() (time.Duration, error) {
 		vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, p)
 		vk.CmdDispatch(cmd, 1, 1, 1)
 	})
+}
+
+// probeF16 widens all 65536 f16 values with the device's unpackHalf2x16
+// (shaders/f16probe.comp) and reports whether every result is the exact
+// widening: the same f32 bits, or a NaN for a NaN (the kernels only do
+// arithmetic with a widened value, which gives the device's NaN either
+// way). Vulkan allows 16-bit subnormals to be flushed to zero, so this is
+// a property of the device and driver, checked on every one.
+func (d *device) probeF16() (bool, error) {
+	const words = 1 << 15
+	in, err := d.alloc(4 * words)
+	if err != nil {
+		return false, err
+	}
+	defer d.free(in)
+	out, err := d.alloc(8 * words)
+	if err != nil {
+		return false, err
+	}
+	defer d.free(out)
+	src := make([]byte, 4*words)
+	for h := 0; h < 2*words; h++ {
+		binary.LittleEndian.PutUint16(src[2*h:], uint16(h))
+	}
+	if err := d.write(in, src); err != nil {
+		return false, err
+	}
+	const wg = 64
+	var spec [numSpec]uint32
+	spec[specWG] = wg
+	p, err := d.pipeline("f16probe", spec)
+	if err != nil {
+		return false, err
+	}
+	c, err := d.getCtx()
+	if err != nil {
+		return false, err
+	}
+	defer d.putCtx(c)
+	if err := d.ensureSets(c, 1); err != nil {
+		return false, err
+	}
+	infos := make([]bufferBinding, maxBindings)
+	for i := range infos {
+		infos[i] = bufferBinding{buf: d.placeholder.buf, rng: uint64(d.placeholder.size)}
+	}
+	infos[0] = bufferBinding{buf: in.buf, rng: uint64(4 * words)}
+	infos[1] = bufferBinding{buf: out.buf, rng: uint64(8 * words)}
+	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
+	if err := check(r, "allocate descriptor sets"); err != nil {
+		return false, err
+	}
+	if err := d.begin(c); err != nil {
+		return false, err
+	}
+	vk.CmdBindPipeline(c.cmd, vk.PipelineBindPointCompute, p)
+	vk.CmdBindDescriptorSets(c.cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[0]}, 0, nil)
+	push := new([4 + maxBindings]uint32)
+	push[0] = words
+	vk.CmdPushConstants(c.cmd, d.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, pushBytes, unsafe.Pointer(&push[0]))
+	vk.CmdDispatch(c.cmd, words/wg, 1, 1)
+	d.barrier(c.cmd, vk.AccessShaderWriteBit, vk.AccessTransferReadBit|vk.AccessHostReadBit,
+		vk.PipelineStageComputeShaderBit, vk.PipelineStageTransferBit|vk.PipelineStageHostBit)
+	if err := d.submit(c); err != nil {
+		return false, err
+	}
+	got := make([]byte, 8*words)
+	if err := d.read(out, got); err != nil {
+		return false, err
+	}
+	for h := 0; h < 2*words; h++ {
+		want := scans.F16ToFloat32(uint16(h))
+		bits := binary.LittleEndian.Uint32(got[4*h:])
+		if want != want {
+			if f := math.Float32frombits(bits); f == f {
+				return false, nil
+			}
+			continue
+		}
+		if bits != math.Float32bits(want) {
+			return false, nil
+		}
+	}
+	return true, nil
 }

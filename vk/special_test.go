@@ -13,3 +13,19 @@ import (
 func TestSpecialValues(t *testing.T) {
 	bench.TestSpecialValues(t, testBackend(t))
 }
+
+// TestHalfValues: every f16 and bf16 bit pattern widens and narrows
+// exactly (bench.TestHalfValues), on the device's own f16 widening where
+// its probe found it exact, and on the software path.
+func TestHalfValues(t *testing.T) {
+	b := testBackend(t)
+	dev, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: unpackHalf2x16 exact on every f16 value: %v", dev.name, dev.hwF16)
+	t.Run("device", func(t *testing.T) { bench.TestHalfValues(t, b) })
+	soft := New()
+	soft.cfg.softF16 = true
+	t.Run("software", func(t *testing.T) { bench.TestHalfValues(t, soft) })
+}
