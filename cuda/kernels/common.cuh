@@ -185,7 +185,7 @@ __device__ __forceinline__ float widen_bits(unsigned int v) {
 }
 
 // Words<DT, M> holds M consecutive elements as they are stored: f32 as
-// their bits, 16-bit types two to a 32-bit word (element e in bits
+// floats, 16-bit types two to a 32-bit word (element e in bits
 // 16 (e & 1) .. 16 (e & 1) + 15 of word e / 2). Kernels that keep the
 // loads of coming steps in registers hold them as Words and widen each
 // element where a step uses it (words_at): a widening right after its
@@ -194,8 +194,13 @@ __device__ __forceinline__ float widen_bits(unsigned int v) {
 // Words also takes half the registers of the widened floats.
 template <int DT, int M>
 struct Words {
-    static constexpr int n = DT == DT_F32 ? M : (M + 1) / 2;
+    static constexpr int n = (M + 1) / 2;
     unsigned int w[n];
+};
+template <int M>
+struct Words<DT_F32, M> {  // f32: the floats themselves
+    static constexpr int n = M;
+    float w[M];
 };
 
 // words_ld reads the M elements at element offset off of p into r with
@@ -204,38 +209,57 @@ struct Words {
 // bytes starts on a boundary of its size.
 template <int DT, int M>
 __device__ __forceinline__ void words_ld(const void* __restrict__ p, i64 off, Words<DT, M>& r) {
-    constexpr int es = DT == DT_F32 ? 4 : 2;
-    constexpr int bytes = es * M;
-    const char* q = (const char*)p + off * es;
-    if constexpr (bytes % 16 == 0) {
+    if constexpr (DT == DT_F32) {
+        const float* q = (const float*)p + off;
+        if constexpr (M % 4 == 0) {
 #pragma unroll
-        for (int e = 0; e < bytes / 16; e++) {
-            const uint4 v = __ldg((const uint4*)q + e);
-            r.w[4 * e] = v.x;
-            r.w[4 * e + 1] = v.y;
-            r.w[4 * e + 2] = v.z;
-            r.w[4 * e + 3] = v.w;
+            for (int e = 0; e < M / 4; e++) {
+                const float4 v = __ldg((const float4*)q + e);
+                r.w[4 * e] = v.x;
+                r.w[4 * e + 1] = v.y;
+                r.w[4 * e + 2] = v.z;
+                r.w[4 * e + 3] = v.w;
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < M; e++) {
+                r.w[e] = __ldg(q + e);
+            }
         }
-    } else if constexpr (bytes % 8 == 0) {
+    } else if constexpr (M % 2 == 0) {
+        // Whole words: runs of 16, 8 or 4 bytes.
+        const unsigned int* q = (const unsigned int*)((const unsigned short*)p + off);
+        if constexpr (M % 8 == 0) {
 #pragma unroll
-        for (int e = 0; e < bytes / 8; e++) {
-            const uint2 v = __ldg((const uint2*)q + e);
-            r.w[2 * e] = v.x;
-            r.w[2 * e + 1] = v.y;
-        }
-    } else if constexpr (bytes % 4 == 0) {
+            for (int e = 0; e < M / 8; e++) {
+                const uint4 v = __ldg((const uint4*)q + e);
+                r.w[4 * e] = v.x;
+                r.w[4 * e + 1] = v.y;
+                r.w[4 * e + 2] = v.z;
+                r.w[4 * e + 3] = v.w;
+            }
+        } else if constexpr (M % 4 == 0) {
 #pragma unroll
-        for (int e = 0; e < bytes / 4; e++) {
-            r.w[e] = __ldg((const unsigned int*)q + e);
+            for (int e = 0; e < M / 4; e++) {
+                const uint2 v = __ldg((const uint2*)q + e);
+                r.w[2 * e] = v.x;
+                r.w[2 * e + 1] = v.y;
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < M / 2; e++) {
+                r.w[e] = __ldg(q + e);
+            }
         }
     } else {  // 16-bit, M odd: element by element
+        const unsigned short* q = (const unsigned short*)p + off;
 #pragma unroll
         for (int e = 0; e < Words<DT, M>::n; e++) {
             r.w[e] = 0;
         }
 #pragma unroll
         for (int e = 0; e < M; e++) {
-            r.w[e / 2] |= (unsigned int)__ldg((const unsigned short*)q + e) << (16 * (e & 1));
+            r.w[e / 2] |= (unsigned int)__ldg(q + e) << (16 * (e & 1));
         }
     }
 }
@@ -244,7 +268,7 @@ __device__ __forceinline__ void words_ld(const void* __restrict__ p, i64 off, Wo
 template <int DT, int M>
 __device__ __forceinline__ float words_at(const Words<DT, M>& r, int e) {
     if constexpr (DT == DT_F32) {
-        return __uint_as_float(r.w[e]);
+        return r.w[e];
     } else {
         const unsigned int h = (r.w[e / 2] >> (16 * (e & 1))) & 0xffffu;
         return DT == DT_F16 ? f16_to_f32((unsigned short)h) : bf16_to_f32((unsigned short)h);

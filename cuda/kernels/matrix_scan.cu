@@ -162,34 +162,55 @@ __device__ __forceinline__ void ms_st4(void* __restrict__ p, i64 i, float a0, fl
     }
 }
 
-// ms_step_ld loads step t of the lane (block blk) as stored into a and x,
-// or the identity step (A = I, b = 0) where !ok. The loads are issued
-// whether or not ok (from block 0, which every tensor has, where not), so
-// that the loads of a segment carry no branch between them and are all in
-// flight before the first is used.
-template <int DT>
-__device__ __forceinline__ void ms_step_ld(const void* __restrict__ A, const void* __restrict__ X,
-                                           bool ok, i64 blk, Words<DT, 4>& a, Words<DT, 2>& x) {
-    const i64 at = ok ? blk : 0;
-    words_ld<DT, 4>(A, at * 4, a);
-    words_ld<DT, 2>(X, at * 2, x);
-    if (!ok) {
-        // The bits of 1.0 and 0.0 in place of elements 0 and 3, 1 and 2.
-        const unsigned int one = DT == DT_F32 ? 0x3f800000u : DT == DT_F16 ? 0x3c00u : 0x3f80u;
-        if constexpr (DT == DT_F32) {
-            a.w[0] = one;
-            a.w[1] = 0;
-            a.w[2] = 0;
-            a.w[3] = one;
-            x.w[0] = 0;
-            x.w[1] = 0;
+// MsSeg<DT, S> holds S steps of a lane's forward in registers: A_t's 2x2
+// block (a) and b_t (x), ld loading step s from block base + t*N (or
+// setting the identity step, A = I and b = 0, where !ok), widened where
+// used. f32 keeps the floats; the 16-bit
+// types keep the loaded words (Words), so nothing is widened between the
+// loads of a segment and all of them are in flight before the first is
+// used.
+template <int DT, int S>
+struct MsSeg {
+    Words<DT, 4> ra[S];
+    Words<DT, 2> rx[S];
+    __device__ __forceinline__ void ld(const void* __restrict__ A, const void* __restrict__ X, int s, bool ok,
+                                       i64 base, i64 t, i64 N) {
+        if (ok) {
+            const i64 blk = base + t * N;
+            words_ld<DT, 4>(A, blk * 4, ra[s]);
+            words_ld<DT, 2>(X, blk * 2, rx[s]);
         } else {
-            a.w[0] = one;
-            a.w[1] = one << 16;
-            x.w[0] = 0;
+            // The bits of 1.0 in elements 0 and 3 of A, of 0.0 elsewhere.
+            const unsigned int one = DT == DT_F16 ? 0x3c00u : 0x3f80u;
+            ra[s].w[0] = one;
+            ra[s].w[1] = one << 16;
+            rx[s].w[0] = 0;
         }
     }
-}
+    __device__ __forceinline__ float a(int s, int e) const { return words_at(ra[s], e); }
+    __device__ __forceinline__ float x(int s, int e) const { return words_at(rx[s], e); }
+};
+template <int S>
+struct MsSeg<DT_F32, S> {
+    float ra[4 * S], rx[2 * S];
+    __device__ __forceinline__ void ld(const void* __restrict__ A, const void* __restrict__ X, int s, bool ok,
+                                       i64 base, i64 t, i64 N) {
+        if (ok) {
+            const i64 blk = base + t * N;
+            ms_ld4<DT_F32>(A, blk * 4, ra + 4 * s);
+            ms_ld2<DT_F32>(X, blk * 2, rx[2 * s], rx[2 * s + 1]);
+        } else {
+            ra[4 * s] = 1.0f;
+            ra[4 * s + 1] = 0.0f;
+            ra[4 * s + 2] = 0.0f;
+            ra[4 * s + 3] = 1.0f;
+            rx[2 * s] = 0.0f;
+            rx[2 * s + 1] = 0.0f;
+        }
+    }
+    __device__ __forceinline__ float a(int s, int e) const { return ra[4 * s + e]; }
+    __device__ __forceinline__ float x(int s, int e) const { return rx[2 * s + e]; }
+};
 
 template <int DT>
 __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* __restrict__ X,
@@ -210,11 +231,10 @@ __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* _
     const i64 span = (i64)l.C * S;
     for (i64 s0 = 0; s0 < T; s0 += span) {
         const i64 t0 = s0 + (i64)l.c * S;
-        Words<DT, 4> ra[S];
-        Words<DT, 2> rx[S];
+        MsSeg<DT, S> g;
 #pragma unroll
         for (int s = 0; s < S; s++) {
-            ms_step_ld<DT>(A, X, l.on && t0 + s < T, base + (t0 + s) * N, ra[s], rx[s]);
+            g.ld(A, X, s, l.on && t0 + s < T, base, t0 + s, N);
         }
         float h0 = c0, h1 = c1;
         bool seq = false;
@@ -223,16 +243,16 @@ __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* _
             float p00 = 1.0f, p01 = 0.0f, p10 = 0.0f, p11 = 1.0f, q0 = 0.0f, q1 = 0.0f;
 #pragma unroll
             for (int s = 0; s < S; s++) {
-                const float a00 = words_at(ra[s], 0), a01 = words_at(ra[s], 1);
-                const float a10 = words_at(ra[s], 2), a11 = words_at(ra[s], 3);
+                const float a00 = g.a(s, 0), a01 = g.a(s, 1);
+                const float a10 = g.a(s, 2), a11 = g.a(s, 3);
                 const float n00 = fmaf(a00, p00, a01 * p10), n01 = fmaf(a00, p01, a01 * p11);
                 const float n10 = fmaf(a10, p00, a11 * p10), n11 = fmaf(a10, p01, a11 * p11);
                 p00 = n00;
                 p01 = n01;
                 p10 = n10;
                 p11 = n11;
-                const float m0 = fmaf(a00, q0, fmaf(a01, q1, words_at(rx[s], 0)));
-                const float m1 = fmaf(a10, q0, fmaf(a11, q1, words_at(rx[s], 1)));
+                const float m0 = fmaf(a00, q0, fmaf(a01, q1, g.x(s, 0)));
+                const float m1 = fmaf(a10, q0, fmaf(a11, q1, g.x(s, 1)));
                 q0 = m0;
                 q1 = m1;
             }
@@ -292,8 +312,8 @@ __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* _
         // Re-apply the chunk's steps from its carry-in and store.
 #pragma unroll
         for (int s = 0; s < S; s++) {
-            const float n0 = fmaf(words_at(ra[s], 0), h0, fmaf(words_at(ra[s], 1), h1, words_at(rx[s], 0)));
-            const float n1 = fmaf(words_at(ra[s], 2), h0, fmaf(words_at(ra[s], 3), h1, words_at(rx[s], 1)));
+            const float n0 = fmaf(g.a(s, 0), h0, fmaf(g.a(s, 1), h1, g.x(s, 0)));
+            const float n1 = fmaf(g.a(s, 2), h0, fmaf(g.a(s, 3), h1, g.x(s, 1)));
             h0 = n0;
             h1 = n1;
             if (l.on && t0 + s < T) {
