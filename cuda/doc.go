@@ -56,7 +56,9 @@
 // the inputs, or an overflow), the affected chunk takes its carry-in from
 // the step-by-step recurrence instead, so NaN and Inf come out exactly as
 // in the sequential reference. f16 and bf16 elements are read as 16-bit
-// words and widened with the GPU's conversion instructions (exact);
+// words and widened with the GPU's conversion instructions (exact), only
+// after every load of a segment or ring slot has been issued (a widening
+// waits for its load);
 // outputs are rounded to nearest even at the store (the hardware's
 // rounding; a NaN keeps its sign and payload as the software conversion
 // does).
@@ -70,13 +72,14 @@
 //     exponential per step, one logarithm per chunk).
 //   - matrix_scan (k=2, v=1): a lane is a batch row and a tile of W
 //     contiguous blocks n, one thread per block with 8 steps of A and b in
-//     registers (kernels/matrix_scan.cu), the layout of the elementwise
-//     scans.
+//     registers (12 in the 16-bit forward, held as loaded), the layout of
+//     the elementwise scans (kernels/matrix_scan.cu).
 //   - matrix_affine_scan with v > 1 and many lanes (v <= 8 for the
 //     backward; see affineRows): the row layout. Thread i of a lane owns
-//     row i of H, reads its rows of A_t and X_t (coalesced, once, the next
-//     steps' loads in flight) and exchanges the rows of H_{t-1} through
-//     shared memory, one barrier per step; T is not cut.
+//     row i of H, reads its rows of A_t and X_t (coalesced, once, the
+//     loads of up to 4 coming steps in flight, 8 in 16-bit) and exchanges
+//     the rows of H_{t-1} through shared memory, one barrier per step; T is
+//     not cut.
 //   - matrix_affine_scan with v > 1 and few lanes: the column layout. The
 //     v columns of H are independent recurrences sharing A_t, so thread j
 //     of a chunk owns column j (k registers) and T is chunked; a chunk's
