@@ -56,9 +56,10 @@
 // the inputs, or an overflow), the affected chunk takes its carry-in from
 // the step-by-step recurrence instead, so NaN and Inf come out exactly as
 // in the sequential reference. f16 and bf16 elements are read as 16-bit
-// words and widened with the GPU's conversion instructions (exact), only
-// after every load of a segment or ring slot has been issued (a widening
-// waits for its load);
+// words and widened with the GPU's conversion instructions (exact); the
+// kernels that keep coming steps in registers (matrix_scan's forward, the
+// affine row layout, givens_scan) keep them as loaded and widen them where
+// a step uses them, since a widening waits for its load;
 // outputs are rounded to nearest even at the store (the hardware's
 // rounding; a NaN keeps its sign and payload as the software conversion
 // does).

@@ -155,35 +155,6 @@ __device__ __forceinline__ void st(void* __restrict__ p, i64 i, float v) {
     }
 }
 
-// ld_bits reads element i of p as stored, in a 32-bit register: the bits
-// of an f32, or a 16-bit element zero-extended (ld.u16 into a 32-bit
-// register: with a 16-bit destination the compiler may pack two loaded
-// elements into the halves of one register, and the packing waits for
-// the loads). widen_bits turns it into the f32 value, exactly.
-template <int DT>
-__device__ __forceinline__ unsigned int ld_bits(const void* __restrict__ p, i64 i) {
-    if constexpr (DT == DT_F32) {
-        return __float_as_uint(__ldg((const float*)p + i));
-    } else {
-#ifdef __CUDA_ARCH__
-        unsigned int v;
-        asm("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"((const unsigned short*)p + i));
-        return v;
-#else
-        return __ldg((const unsigned short*)p + i);
-#endif
-    }
-}
-
-template <int DT>
-__device__ __forceinline__ float widen_bits(unsigned int v) {
-    if constexpr (DT == DT_F32) {
-        return __uint_as_float(v);
-    } else {
-        return DT == DT_F16 ? f16_to_f32((unsigned short)v) : bf16_to_f32((unsigned short)v);
-    }
-}
-
 // Words<DT, M> holds M consecutive elements as they are stored: f32 as
 // floats, 16-bit types two to a 32-bit word (element e in bits
 // 16 (e & 1) .. 16 (e & 1) + 15 of word e / 2). Kernels that keep the

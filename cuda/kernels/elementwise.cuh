@@ -26,7 +26,6 @@
 // Whole chunks (all S steps inside T, the lane inside D: every chunk but
 // the last of T, the same for a whole warp but at the edge of D) load and
 // store without per-step tests, stepping one pointer (ld_steps, st_steps).
-// Every array of a segment is loaded before any is widened (widen_steps).
 #pragma once
 #include "common.cuh"
 
@@ -80,49 +79,27 @@ __device__ __forceinline__ int steps_in(const Lane& l, i64 t0, i64 T, int S) {
     return T - t0 < S ? (int)(T - t0) : S;
 }
 
-// ld_steps reads the S elements o, o + D, ..., o + (S-1) D of p as stored
-// (ld_bits) into raw, for the steps r0 <= r < n (the others are left 0:
-// widen_steps puts the identity there). The common case, a whole chunk
-// (r0 = 0, n = S; the same for the whole warp but at the ends of T and
-// D), loads without per-step tests, stepping one pointer. A kernel loads
-// every array of its segment with ld_steps before it widens any of them
-// (widen_steps): a widening waits for its load, and the loads issued after
-// it would no longer be in flight together with the ones before.
+// ld_steps reads the S elements o, o + D, ..., o + (S-1) D of p into v,
+// those with r < r0 or r >= n as id (identity steps, or a step whose
+// element does not exist). The common case, a whole chunk (r0 = 0, n = S;
+// the same for the whole warp but at the ends of T and D), loads without
+// per-step tests, stepping one pointer.
 template <int DT, int S>
-__device__ __forceinline__ void ld_steps(const void* __restrict__ p, i64 o, i64 D, int r0, int n,
-                                         unsigned int (&raw)[S]) {
+__device__ __forceinline__ void ld_steps(const void* __restrict__ p, i64 o, i64 D, int r0, int n, float id,
+                                         float (&v)[S]) {
     const int es = DT == DT_F32 ? 4 : 2;
     if (r0 == 0 && n == S) {
         const char* q = (const char*)p + o * es;
         const i64 stride = D * es;
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            raw[r] = ld_bits<DT>(q, 0);
+            v[r] = ld<DT>(q, 0);
             q += stride;
         }
     } else {
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            raw[r] = r >= r0 && r < n ? ld_bits<DT>(p, o + (i64)r * D) : 0u;
-        }
-    }
-}
-
-// widen_steps sets v from the raw steps of ld_steps: the steps r0 <= r < n
-// widened, the others id (identity steps, or a step whose element does not
-// exist).
-template <int DT, int S>
-__device__ __forceinline__ void widen_steps(const unsigned int (&raw)[S], int r0, int n, float id,
-                                            float (&v)[S]) {
-    if (r0 == 0 && n == S) {
-#pragma unroll
-        for (int r = 0; r < S; r++) {
-            v[r] = widen_bits<DT>(raw[r]);
-        }
-    } else {
-#pragma unroll
-        for (int r = 0; r < S; r++) {
-            v[r] = r >= r0 && r < n ? widen_bits<DT>(raw[r]) : id;
+            v[r] = r >= r0 && r < n ? ld<DT>(p, o + (i64)r * D) : id;
         }
     }
 }

@@ -77,12 +77,9 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
         const i64 o = base + t0 * D;
         const int n = steps_in(l, t0, T, SEG_LOG_FWD);
         // Steps past T are the identity: lc = 0, lv = -Inf.
-        unsigned int rc[SEG_LOG_FWD], rv[SEG_LOG_FWD];
-        ld_steps<DT>(lc, o, D, 0, n, rc);
-        ld_steps<DT>(lv, vbase + (t0 + 1) * D, D, 0, n, rv);
         float cv[SEG_LOG_FWD], vv[SEG_LOG_FWD];
-        widen_steps<DT>(rc, 0, n, 0.0f, cv);
-        widen_steps<DT>(rv, 0, n, -INFINITY, vv);
+        ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
+        ld_steps<DT>(lv, vbase + (t0 + 1) * D, D, 0, n, -INFINITY, vv);
         float m = carry;
         const bool last = l.c == l.C - 1;
         if (l.C > 1) {
@@ -171,16 +168,11 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
         const int n = steps_in(l, t0, T, SEG_BWD);
         // Steps past T are the identity: lc = 0, dh = 0. pv holds
         // h_{t-1} (1 where it does not exist), then the exponent of dlc.
-        unsigned int rc[SEG_BWD], rd[SEG_BWD], rv[SEG_BWD], rp[SEG_BWD];
-        ld_steps<DT>(lc, o, D, 0, n, rc);
-        ld_steps<DT>(dh, o, D, 0, n, rd);
-        ld_steps<DT>(lv, ov, D, 0, n, rv);
-        ld_steps<DT>(h, o - D, D, t0 == 0 ? 1 : 0, n, rp);
         float cv[SEG_BWD], dv[SEG_BWD], vv[SEG_BWD], pv[SEG_BWD];
-        widen_steps<DT>(rc, 0, n, 0.0f, cv);
-        widen_steps<DT>(rd, 0, n, 0.0f, dv);
-        widen_steps<DT>(rv, 0, n, 0.0f, vv);
-        widen_steps<DT>(rp, t0 == 0 ? 1 : 0, n, 1.0f, pv);
+        ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
+        ld_steps<DT>(dh, o, D, 0, n, 0.0f, dv);
+        ld_steps<DT>(lv, ov, D, 0, n, 0.0f, vv);
+        ld_steps<DT>(h, o - D, D, t0 == 0 ? 1 : 0, n, 1.0f, pv);
         // cv becomes a_t, pv log2 of exp(lc_t) h_{t-1}.
 #pragma unroll
         for (int r = 0; r < SEG_BWD; r++) {
