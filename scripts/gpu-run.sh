@@ -89,14 +89,16 @@ for m in $modes; do
     # The trimmed parity matrix first (the full one is the conformance
     # mode's: on a fresh NVIDIA machine its Vulkan half alone builds some
     # 600 pipelines), then every benchmark shape and type.
-    # BENCH_CHECK=0 leaves the check out; BENCH_DTYPES narrows the types.
+    # BENCH_CHECK=0 leaves the check out; BENCH_DTYPES and BENCH_OPS narrow
+    # the types and the operations.
     echo "== scanbench --check --quick, then --bench"
     if [ "${BENCH_CHECK:-1}" = 1 ]; then
       mkdir -p "$RES/check"
       MINGRU_VK_PIPELINE_LOG="$RES/check/pipelines.log" to .build/scanbench --check --quick --out "$RES/check" >"$RES/check/scanbench.log" 2>&1 || rc=1
       grep -E '^check' "$RES/check/scanbench.log"
     fi
-    MINGRU_VK_PIPELINE_LOG="$RES/scanbench-pipelines.log" to .build/scanbench --bench --dtypes "${BENCH_DTYPES:-f32,f16,bf16}" --out "$RES" >"$RES/scanbench.log" 2>&1 || rc=1
+    ops=; [ -n "${BENCH_OPS:-}" ] && ops="--ops $BENCH_OPS"
+    MINGRU_VK_PIPELINE_LOG="$RES/scanbench-pipelines.log" to .build/scanbench --bench --dtypes "${BENCH_DTYPES:-f32,f16,bf16}" $ops --out "$RES" >"$RES/scanbench.log" 2>&1 || rc=1
     tail -3 "$RES/scanbench.log"
     ;;
   quick)
