@@ -178,6 +178,15 @@ struct Words<DT_F32, M> {  // f32: the floats themselves
 // the widest loads that the size allows: off must be a multiple of M
 // (and the allocation 16-byte aligned), so that a run of 16, 8 or 4
 // bytes starts on a boundary of its size.
+// put4 spreads a loaded 4-vector over w[0..3].
+template <class E, class V>
+__device__ __forceinline__ void put4(E* w, const V& v) {
+    w[0] = v.x;
+    w[1] = v.y;
+    w[2] = v.z;
+    w[3] = v.w;
+}
+
 template <int DT, int M>
 __device__ __forceinline__ void words_ld(const void* __restrict__ p, i64 off, Words<DT, M>& r) {
     if constexpr (DT == DT_F32) {
@@ -185,11 +194,7 @@ __device__ __forceinline__ void words_ld(const void* __restrict__ p, i64 off, Wo
         if constexpr (M % 4 == 0) {
 #pragma unroll
             for (int e = 0; e < M / 4; e++) {
-                const float4 v = __ldg((const float4*)q + e);
-                r.w[4 * e] = v.x;
-                r.w[4 * e + 1] = v.y;
-                r.w[4 * e + 2] = v.z;
-                r.w[4 * e + 3] = v.w;
+                put4(r.w + 4 * e, __ldg((const float4*)q + e));
             }
         } else {
 #pragma unroll
@@ -203,11 +208,7 @@ __device__ __forceinline__ void words_ld(const void* __restrict__ p, i64 off, Wo
         if constexpr (M % 8 == 0) {
 #pragma unroll
             for (int e = 0; e < M / 8; e++) {
-                const uint4 v = __ldg((const uint4*)q + e);
-                r.w[4 * e] = v.x;
-                r.w[4 * e + 1] = v.y;
-                r.w[4 * e + 2] = v.z;
-                r.w[4 * e + 3] = v.w;
+                put4(r.w + 4 * e, __ldg((const uint4*)q + e));
             }
         } else if constexpr (M % 4 == 0) {
 #pragma unroll

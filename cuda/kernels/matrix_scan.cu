@@ -162,8 +162,8 @@ __device__ __forceinline__ void ms_st4(void* __restrict__ p, i64 i, float a0, fl
     }
 }
 
-// MsSeg<DT, S> holds S steps of a lane's forward in registers: A_t's 2x2
-// block (a) and b_t (x), ld loading step s from block base + t*N (or
+// MsSeg<DT, S> holds S steps of a lane in registers: A_t's 2x2 block (a)
+// and a 2-vector (x: b_t forward, dh_t backward), ld loading step s from block base + t*N (or
 // setting the identity step, A = I and b = 0, where !ok), widened where
 // used. f32 keeps the floats; the 16-bit
 // types keep the loaded words (Words), so nothing is widened between the
@@ -364,21 +364,11 @@ __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* _
     const i64 span = (i64)l.C * MS_SEG;
     for (i64 s0 = (T - 1) / span * span; s0 >= 0; s0 -= span) {
         const i64 t0 = s0 + (i64)l.c * MS_SEG;
-        float ra[4 * MS_SEG], rd[2 * MS_SEG];
+        // A_t and dh_t of the chunk's steps.
+        MsSeg<DT, MS_SEG> seg;
 #pragma unroll
         for (int s = 0; s < MS_SEG; s++) {
-            if (l.on && t0 + s < T) {
-                const i64 blk = base + (t0 + s) * N;
-                ms_ld4<DT>(A, blk * 4, ra + 4 * s);
-                ms_ld2<DT>(dH, blk * 2, rd[2 * s], rd[2 * s + 1]);
-            } else {
-                ra[4 * s] = 1.0f;
-                ra[4 * s + 1] = 0.0f;
-                ra[4 * s + 2] = 0.0f;
-                ra[4 * s + 3] = 1.0f;
-                rd[2 * s] = 0.0f;
-                rd[2 * s + 1] = 0.0f;
-            }
+            seg.ld(A, dH, s, l.on && t0 + s < T, base, t0 + s, N);
         }
         float u0 = c0, u1 = c1;
         bool seq = false;
@@ -386,8 +376,8 @@ __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* _
             float p00 = 1.0f, p01 = 0.0f, p10 = 0.0f, p11 = 1.0f, q0 = 0.0f, q1 = 0.0f;
 #pragma unroll
             for (int s = MS_SEG - 1; s >= 0; s--) {
-                const float a00 = ra[4 * s], a01 = ra[4 * s + 1];
-                const float a10 = ra[4 * s + 2], a11 = ra[4 * s + 3];
+                const float a00 = seg.a(s, 0), a01 = seg.a(s, 1);
+                const float a10 = seg.a(s, 2), a11 = seg.a(s, 3);
                 // P <- A^T P
                 const float n00 = fmaf(a00, p00, a10 * p10), n01 = fmaf(a00, p01, a10 * p11);
                 const float n10 = fmaf(a01, p00, a11 * p10), n11 = fmaf(a01, p01, a11 * p11);
@@ -395,7 +385,7 @@ __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* _
                 p01 = n01;
                 p10 = n10;
                 p11 = n11;
-                const float g0 = rd[2 * s] + q0, g1 = rd[2 * s + 1] + q1;
+                const float g0 = seg.x(s, 0) + q0, g1 = seg.x(s, 1) + q1;
                 q0 = fmaf(a00, g0, a10 * g1);
                 q1 = fmaf(a01, g0, a11 * g1);
             }
@@ -452,13 +442,13 @@ __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* _
         } else {
 #pragma unroll
             for (int s = MS_SEG - 1; s >= 0; s--) {
-                const float g0 = rd[2 * s] + u0, g1 = rd[2 * s + 1] + u1;
+                const float g0 = seg.x(s, 0) + u0, g1 = seg.x(s, 1) + u1;
                 const i64 t = t0 + s;
                 if (l.on && t < T) {
                     ms_store_bwd<DT>(l, H0, H, dA, dX, base + t * N, t, N, g0, g1);
                 }
-                u0 = fmaf(ra[4 * s], g0, ra[4 * s + 2] * g1);
-                u1 = fmaf(ra[4 * s + 1], g0, ra[4 * s + 3] * g1);
+                u0 = fmaf(seg.a(s, 0), g0, seg.a(s, 2) * g1);
+                u1 = fmaf(seg.a(s, 1), g0, seg.a(s, 3) * g1);
             }
             if (l.C == 1) {
                 c0 = u0;
