@@ -72,9 +72,10 @@
 //     fast exp2/log2 and forms a chunk's aggregate in closed form (one
 //     exponential per step, one logarithm per chunk).
 //   - matrix_scan (k=2, v=1): a lane is a batch row and a tile of W
-//     contiguous blocks n, one thread per block with 8 steps of A and b in
-//     registers (12 in the 16-bit forward, held as loaded), the layout of
-//     the elementwise scans (kernels/matrix_scan.cu).
+//     contiguous blocks n, one thread per block with 8 steps of A and b
+//     (dh backward) in registers, held as loaded in 16-bit (where the
+//     forward keeps 12), the layout of the elementwise scans
+//     (kernels/matrix_scan.cu).
 //   - matrix_affine_scan with v > 1 and many lanes (v <= 8 for the
 //     backward; see affineRows): the row layout. Thread i of a lane owns
 //     row i of H, reads its rows of A_t and X_t (coalesced, once, the
