@@ -51,10 +51,15 @@ type Status struct {
 	// SwiftShader). MINGRU_SCAN=auto does not pick such a device over the
 	// eager backend; naming the backend explicitly still uses it.
 	Software bool
+	// Notes is what the backend found out about the device that bears on
+	// its kernels (the Vulkan backend: which f16 widening they use), or
+	// empty.
+	Notes string
 }
 
-// String is one line: "vulkan: available on NVIDIA H200 (driver 580.95, Vulkan 1.4)"
-// or "cuda: CUDA not built in: rebuild with -tags cuda".
+// String is one line: "vulkan: available on NVIDIA H200 (driver 580.95, Vulkan 1.4)",
+// then "; " and the notes if any, or "cuda: CUDA not built in: rebuild
+// with -tags cuda".
 func (s Status) String() string {
 	if !s.Available {
 		return s.Backend + ": " + s.Reason
@@ -65,6 +70,9 @@ func (s Status) String() string {
 	}
 	if s.Driver != "" {
 		out += " (" + s.Driver + ")"
+	}
+	if s.Notes != "" {
+		out += "; " + s.Notes
 	}
 	return out
 }

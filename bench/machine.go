@@ -102,6 +102,9 @@ func statusText(s scans.Status) string {
 	if s.Driver != "" {
 		t += " (" + s.Driver + ")"
 	}
+	if s.Notes != "" {
+		t += "; " + s.Notes
+	}
 	return t
 }
 

@@ -92,7 +92,8 @@ func (b *Backend) Status() scans.Status {
 	if err != nil {
 		return scans.Status{Backend: "vulkan", Reason: err.Error()}
 	}
-	return scans.Status{Backend: "vulkan", Available: true, Device: d.name, Driver: d.driver, Software: d.software}
+	return scans.Status{Backend: "vulkan", Available: true, Device: d.name, Driver: d.driver, Software: d.software,
+		Notes: d.widening()}
 }
 
 // softwareMaxT is the longest sequence a CPU Vulkan device (Mesa's

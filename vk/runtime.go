@@ -1253,6 +1253,14 @@ func (d *device) dispatchLatency() (time.Duration, error) {
 	})
 }
 
+// widening says which f16 widening the device's kernels use.
+func (d *device) widening() string {
+	if d.hwF16 {
+		return "f16 widening: unpackHalf2x16 (exact on all 65536 values)"
+	}
+	return "f16 widening: software for zeros, subnormals, Inf and NaN"
+}
+
 // probeF16 widens all 65536 f16 values with the device's unpackHalf2x16
 // (shaders/f16probe.comp) and reports whether every result is the exact
 // widening: the same f32 bits, or a NaN for a NaN (the kernels only do

@@ -3,6 +3,7 @@
 package vk
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mingru/scans/bench"
@@ -28,4 +29,11 @@ func TestHalfValues(t *testing.T) {
 	soft := New()
 	soft.cfg.softF16 = true
 	t.Run("software", func(t *testing.T) { bench.TestHalfValues(t, soft) })
+	// The status says which path each backend's kernels take.
+	if got, want := strings.Contains(b.Status().Notes, "unpackHalf2x16"), dev.hwF16; got != want {
+		t.Errorf("status %q: names unpackHalf2x16 %v, want %v", b.Status(), got, want)
+	}
+	if st := soft.Status(); !strings.Contains(st.Notes, "software") {
+		t.Errorf("status with the software widening: %q", st)
+	}
 }
