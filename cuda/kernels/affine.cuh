@@ -181,9 +181,9 @@ __device__ __forceinline__ void st_vec(void* __restrict__ p, i64 off, const floa
 // arithmetic (a ring of U steps in registers, held as loaded: Words), so
 // that many bytes are in flight while each step waits on the one before
 // it; the 16-bit types, at half the registers per step, keep twice the
-// steps. The sums run in the
-// sequential reference's order, s = X[i][j], then s += A[i][l] H[l][j] for
-// l = 0..K-1, so the result matches the column layout bit for bit.
+// steps. The sums run in the sequential reference's order, s = X[i][j],
+// then s += A[i][l] H[l][j] for l = 0..K-1, so the result matches the
+// column layout bit for bit.
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
                                                 const void* __restrict__ X,
@@ -431,18 +431,6 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 // fit the 128 registers of a 512-thread block, and the column layout stays.
 #define AFFINE_ROWS_BWD(V) ((V) > 1 && (V) <= 8)
 
-// The backward with 1 < V <= 8 and one chunk (blockDim.y = 1) in the row
-// layout of affine_fwd_rows: R lanes of K threads per block, T walked
-// from the end, thread i owning row i of G_t and of the carry
-// u = A_{t+1}^T G_{t+1} (V registers each). Each step thread i reads row i
-// of A_t (K elements), of dH_t and of H_{t-1} (V each), all coalesced and
-// read once, and publishes its rows of G_t, H_{t-1} and A_t in shared
-// memory; after one barrier it forms row i of dA_t = G_t H_{t-1}^T (sums
-// over the V columns) and row i of the next carry, sum over r of
-// A_t[r][i] G_t[r][:]. The buffers alternate between even and odd steps
-// (2 * R * (2*K*V + K*K) floats), one barrier per step. The loads of the
-// next U steps are in flight in a ring of registers. Sums run in the
-// column layout's order (from 0, index ascending).
 // affine_bwd_ring loads row i of A_t, dH_t and H_{t-1} (H0 or zeros at
 // t = 0) of step t, block blk, into a slot of affine_bwd_rows's ring.
 template <int DT, int K, int V>
@@ -464,6 +452,19 @@ __device__ __forceinline__ void affine_bwd_ring(const void* __restrict__ A, cons
     }
 }
 
+// The backward with 1 < V <= 8 and one chunk (blockDim.y = 1) in the row
+// layout of affine_fwd_rows: R lanes of K threads per block, T walked
+// from the end, thread i owning row i of G_t and of the carry
+// u = A_{t+1}^T G_{t+1} (V registers each). Each step thread i reads row i
+// of A_t (K elements), of dH_t and of H_{t-1} (V each), all coalesced and
+// read once, and publishes its rows of G_t, H_{t-1} and A_t in shared
+// memory; after one barrier it forms row i of dA_t = G_t H_{t-1}^T (sums
+// over the V columns) and row i of the next carry, sum over r of
+// A_t[r][i] G_t[r][:]. The buffers alternate between even and odd steps
+// (2 * R * (2*K*V + K*K) floats), one barrier per step. The loads of the
+// next U steps are in flight in a ring of registers (Words, as in the
+// forward; twice the steps in 16-bit). Sums run in the
+// column layout's order (from 0, index ascending).
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                                                 const void* __restrict__ H0,

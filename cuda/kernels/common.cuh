@@ -174,10 +174,6 @@ struct Words<DT_F32, M> {  // f32: the floats themselves
     float w[M];
 };
 
-// words_ld reads the M elements at element offset off of p into r with
-// the widest loads that the size allows: off must be a multiple of M
-// (and the allocation 16-byte aligned), so that a run of 16, 8 or 4
-// bytes starts on a boundary of its size.
 // put4 spreads a loaded 4-vector over w[0..3].
 template <class E, class V>
 __device__ __forceinline__ void put4(E* w, const V& v) {
@@ -187,6 +183,10 @@ __device__ __forceinline__ void put4(E* w, const V& v) {
     w[3] = v.w;
 }
 
+// words_ld reads the M elements at element offset off of p into r with
+// the widest loads that the size allows: off must be a multiple of M
+// (and the allocation 16-byte aligned), so that a run of 16, 8 or 4
+// bytes starts on a boundary of its size.
 template <int DT, int M>
 __device__ __forceinline__ void words_ld(const void* __restrict__ p, i64 off, Words<DT, M>& r) {
     if constexpr (DT == DT_F32) {

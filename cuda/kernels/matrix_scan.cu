@@ -39,10 +39,10 @@
 #ifndef MS_SEG
 #define MS_SEG 8
 #endif
-// The forward holds its steps as loaded (Words): in the 16-bit types a
-// step takes 3 registers, not 6, so a segment holds half as many steps
-// again (12; ptxas -v on sm_90: 16 steps spill three times the bytes of
-// 12, 8 steps put half the bytes in flight).
+// Both directions hold their steps as loaded (MsSeg): in the 16-bit types
+// a step takes 3 registers, not 6, so the forward's segment holds half as
+// many steps again (12; ptxas -v on sm_90: 16 steps spill three times the
+// bytes of 12, 8 steps put half the bytes in flight).
 template <int DT>
 __device__ constexpr int ms_seg_fwd() {
     return DT == DT_F32 ? MS_SEG : MS_SEG + MS_SEG / 2;
@@ -163,12 +163,11 @@ __device__ __forceinline__ void ms_st4(void* __restrict__ p, i64 i, float a0, fl
 }
 
 // MsSeg<DT, S> holds S steps of a lane in registers: A_t's 2x2 block (a)
-// and a 2-vector (x: b_t forward, dh_t backward), ld loading step s from block base + t*N (or
-// setting the identity step, A = I and b = 0, where !ok), widened where
-// used. f32 keeps the floats; the 16-bit
-// types keep the loaded words (Words), so nothing is widened between the
-// loads of a segment and all of them are in flight before the first is
-// used.
+// and a 2-vector (x: b_t forward, dh_t backward). ld loads step s from
+// block base + t*N, or sets the identity step (A = I, x = 0) where !ok;
+// a and x widen where used. f32 keeps the floats; the 16-bit types keep
+// the loaded words (Words), so nothing is widened between the loads of a
+// segment and all of them are in flight before the first is used.
 template <int DT, int S>
 struct MsSeg {
     Words<DT, 4> ra[S];
