@@ -27,12 +27,16 @@ type Case struct {
 
 // Name identifies the case, for example
 // "matrix_affine_scan/backward/f16/k8,v4/T65", with "/noinit" when the
-// initial state is absent, "/long" for the long-memory regime and
-// "/fallback" for a shape outside the envelope.
+// initial state is absent, "/even" for the elementwise rows with an even
+// number of channels, "/long" for the long-memory regime and "/fallback"
+// for a shape outside the envelope.
 func (c Case) Name() string {
 	s := fmt.Sprintf("%s/%s/%v/k%d,v%d/T%d", c.Op, c.Dir, c.DType, c.Dims.K, c.Dims.V, c.Dims.T)
 	if HasInit(c.Op) && !c.Init {
 		s += "/noinit"
+	}
+	if c.Dims.N == confDEven && (c.Op == scans.OpLinearScan || c.Op == scans.OpParallelScanLog) {
+		s += "/even"
 	}
 	if c.Regime == LongMemory {
 		s += "/long"
@@ -64,6 +68,7 @@ const (
 	confN     = 5  // blocks for the block ops
 	confNBig  = 3  // blocks when k*k*v >= 512
 	confD     = 67 // channels for the elementwise ops: crosses 64, not a multiple of 2
+	confDEven = 66 // and a multiple of 2 (kernels that take two channels at once)
 	confLongB = 2
 )
 
@@ -101,15 +106,22 @@ func ConformanceCases(quick bool) []Case {
 			if K*K*V >= 512 {
 				d.N = confNBig // keeps the k = 8 and 16 rows fast on the host
 			}
+			Ns := []int{d.N}
 			if op == scans.OpLinearScan || op == scans.OpParallelScanLog {
-				d.N = confD
+				Ns = []int{confD}
+				if r == Typical {
+					Ns = append(Ns, confDEven)
+				}
 			}
-			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-				cases = append(cases, Case{
-					Op: op, Dir: dir, Dims: d, DType: dt, Regime: r,
-					Init:          ti%3 != 1,
-					OutOfEnvelope: oob,
-				})
+			for _, n := range Ns {
+				d.N = n
+				for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+					cases = append(cases, Case{
+						Op: op, Dir: dir, Dims: d, DType: dt, Regime: r,
+						Init:          ti%3 != 1,
+						OutOfEnvelope: oob,
+					})
+				}
 			}
 		}
 	}

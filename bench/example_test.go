@@ -22,7 +22,7 @@ func ExampleParity() {
 		}
 	}
 	fmt.Printf("%s: rows=%d passed=%d\n", rows[0].Case, len(rows), passed)
-	// Output: linear_scan/forward/f32/k1,v1/T1: rows=8 passed=8
+	// Output: linear_scan/forward/f32/k1,v1/T1: rows=14 passed=14
 }
 
 // Measure times one operation at a benchmark shape and reports its

@@ -13,25 +13,38 @@ import (
 // entry of one input (each input in turn) and checks that every output of
 // b agrees with eager: non-finite where eager's is (the same kind), finite
 // and within the gate elsewhere, so no other batch entry is touched. T =
-// 40 and 300 reach the chunked paths of the GPU kernels. It is the
-// contract's "NaN and Inf propagate as IEEE arithmetic says, on every
-// backend alike".
+// 40 and 300 reach the chunked paths of the GPU kernels. Every operation
+// runs in f32; the elementwise ones also in f16 and bf16 with an even
+// number of channels (the 16-bit kernels that take two channels at once).
+// It is the contract's "NaN and Inf propagate as IEEE arithmetic says, on
+// every backend alike".
 func TestSpecialValues(t *testing.T, b scans.Backend) {
 	t.Helper()
 	ref := eager.New()
 	seed := TestSeed()
 	t.Logf("seed %d", seed)
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
-	for _, c := range []struct {
+	type row struct {
 		op scans.Op
 		T  int
-	}{
-		{scans.OpLinearScan, 40}, {scans.OpLinearScan, 300}, {scans.OpParallelScanLog, 40}, {scans.OpParallelScanLog, 300},
-		{scans.OpMatrixScan, 40}, {scans.OpMatrixScan, 300}, {scans.OpMatrixAffineScan, 40},
-		{scans.OpMatrixAffineScan, 300}, {scans.OpGivensScan, 40}, {scans.OpGivensScan, 300},
-	} {
+		dt scans.DType
+	}
+	rows := []row{
+		{scans.OpLinearScan, 40, scans.F32}, {scans.OpLinearScan, 300, scans.F32},
+		{scans.OpParallelScanLog, 40, scans.F32}, {scans.OpParallelScanLog, 300, scans.F32},
+		{scans.OpMatrixScan, 40, scans.F32}, {scans.OpMatrixScan, 300, scans.F32},
+		{scans.OpMatrixAffineScan, 40, scans.F32}, {scans.OpMatrixAffineScan, 300, scans.F32},
+		{scans.OpGivensScan, 40, scans.F32}, {scans.OpGivensScan, 300, scans.F32},
+	}
+	for _, dt := range []scans.DType{scans.F16, scans.BF16} {
+		rows = append(rows, row{scans.OpLinearScan, 300, dt}, row{scans.OpParallelScanLog, 300, dt})
+	}
+	for _, c := range rows {
 		op := c.op
 		d := scans.Dims{B: 3, T: c.T, N: 3, K: 1, V: 1}
+		if c.dt != scans.F32 {
+			d.N = 4
+		}
 		switch op {
 		case scans.OpMatrixScan:
 			d.K = 2
@@ -46,8 +59,8 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 				if draw%2 == 1 {
 					dir = scans.Backward
 				}
-				rng := rand.New(rand.NewPCG(seed, uint64(len(op)*1000+draw)))
-				in, err := InputsInit(op, d, scans.F32, Typical, true, rng)
+				rng := rand.New(rand.NewPCG(seed, uint64(len(op)*1000+int(c.dt)*100+draw)))
+				in, err := InputsInit(op, d, c.dt, Typical, true, rng)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,9 +85,9 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 				}
 				got, err := Run(b, op, dir, in, h)
 				if err != nil {
-					t.Fatalf("%s %s %v: %v", op, dir, sp, err)
+					t.Fatalf("%s %s %v %v: %v", op, dir, c.dt, sp, err)
 				}
-				atol, rtol := Gate(op, dir, scans.F32)
+				atol, rtol := Gate(op, dir, c.dt)
 				nonFinite := 0
 				for k := range want {
 					if want[k] == nil {
@@ -98,14 +111,14 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 						}
 						if !ok {
 							if bad < 3 {
-								t.Errorf("%s %s with %v: output %d element %d: got %v, want %v", op, dir, sp, k, i, gf, wf)
+								t.Errorf("%s %s %v with %v: output %d element %d: got %v, want %v", op, dir, c.dt, sp, k, i, gf, wf)
 							}
 							bad++
 						}
 					}
 				}
 				if nonFinite == 0 && math.IsNaN(float64(sp)) && draw < 2 {
-					t.Errorf("%s %s with %v: no output is non-finite; the special value was not exercised", op, dir, sp)
+					t.Errorf("%s %s %v with %v: no output is non-finite; the special value was not exercised", op, dir, c.dt, sp)
 				}
 			}
 		}
