@@ -68,9 +68,12 @@
 //     of 32 contiguous channels, so a warp's loads are coalesced; the block
 //     is 32 x C threads. T is walked in segments of C chunks of 16 (8 for
 //     the backwards) steps each, held in registers, so every input is read
-//     once (kernels/elementwise.cuh). The log-space scan uses the GPU's
-//     fast exp2/log2 and forms a chunk's aggregate in closed form (one
-//     exponential per step, one logarithm per chunk).
+//     once (kernels/elementwise.cuh). linear_scan's 16-bit forward at an
+//     even number of channels takes two channels per thread (a tile of
+//     64, chunks of 12 steps), each step of both loaded and stored as one
+//     32-bit word. The log-space scan uses the GPU's fast exp2/log2 and
+//     forms a chunk's aggregate in closed form (one exponential per step,
+//     one logarithm per chunk).
 //   - matrix_scan (k=2, v=1): a lane is a batch row and a tile of W
 //     contiguous blocks n, one thread per block with 8 steps of A and b
 //     (dh backward) in registers, held as loaded in 16-bit (where the

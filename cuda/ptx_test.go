@@ -174,6 +174,9 @@ func TestPTXKernels(t *testing.T) {
 				if c.op == scans.OpGivensScan {
 					names = append(names, names[0]+"_chunked")
 				}
+				if elementwisePairs(c.op, dir, 2, dt) {
+					names = append(names, names[0]+"_pairs")
+				}
 				for _, name := range names {
 					if !strings.Contains(src, ".entry "+name+"(") {
 						t.Errorf("module %s lacks kernel %s", moduleOf(c.op, c.d, dt), name)
@@ -187,8 +190,10 @@ func TestPTXKernels(t *testing.T) {
 	if err != nil || !strings.Contains(src, ".entry "+emptyKernel+"(") {
 		t.Errorf("module %s lacks %s (%v)", utilModule, emptyKernel, err)
 	}
-	if n != 2*3*(2+1+25+2*4) {
-		t.Errorf("checked %d kernels, want %d", n, 2*3*(2+1+25+2*4))
+	// Every op, type and direction, the chunked Givens kernels, and
+	// linear_scan's 16-bit forwards with two channels per thread.
+	if want := 2*3*(2+1+25+2*4) + 2; n != want {
+		t.Errorf("checked %d kernels, want %d", n, want)
 	}
 	for _, e := range []string{".version 7.8", ".target sm_80"} {
 		if !strings.Contains(src, e) {
@@ -261,6 +266,50 @@ func TestPTXRecompile(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestElementwisePlan: linear_scan's 16-bit forward at an even number of
+// channels runs the _pairs kernel, on tiles of 64 channels with shared
+// memory for both channels' aggregates; every other elementwise launch
+// keeps one channel per thread.
+func TestElementwisePlan(t *testing.T) {
+	large := scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}
+	odd := scans.Dims{B: 32, T: 4096, N: 1023, K: 1, V: 1}
+	for _, c := range []struct {
+		op    scans.Op
+		dir   scans.Direction
+		d     scans.Dims
+		dt    scans.DType
+		pairs bool
+	}{
+		{scans.OpLinearScan, scans.Forward, large, scans.F16, true},
+		{scans.OpLinearScan, scans.Forward, large, scans.BF16, true},
+		{scans.OpLinearScan, scans.Forward, large, scans.F32, false},
+		{scans.OpLinearScan, scans.Forward, odd, scans.F16, false},
+		{scans.OpLinearScan, scans.Backward, large, scans.F16, false},
+		{scans.OpParallelScanLog, scans.Forward, large, scans.BF16, false},
+	} {
+		p := planFor(c.op, c.dir, c.d, c.dt, true, h200)
+		ch := 1
+		if c.pairs {
+			ch = 2
+		}
+		lanes := c.d.B * ((c.d.N + tile*ch - 1) / (tile * ch))
+		name := kernelName(c.op, c.dir, c.d, c.dt)
+		if c.pairs {
+			name += "_pairs"
+		}
+		if p.pairs != c.pairs || p.kernel() != name || p.grid != lanes || p.bx != tile ||
+			p.shared != 2*p.by*tile*ch*4 {
+			t.Errorf("%s %s %v %v: kernel %s, grid %d x (%d, %d), %d bytes shared; want %s, grid %d x (%d, C), %d bytes",
+				c.op, c.dir, c.d, c.dt, p.kernel(), p.grid, p.bx, p.by, p.shared, name, lanes, tile, 2*p.by*tile*ch*4)
+		}
+	}
+	// The large shape's 16-bit linear forward: 512 lanes of 64 channels
+	// take 16 chunks, the threads the H200 keeps in flight.
+	if p := planFor(scans.OpLinearScan, scans.Forward, large, scans.F16, true, h200); p.by != 16 {
+		t.Errorf("large linear_scan f16 forward: %d chunks, want 16", p.by)
+	}
 }
 
 func TestChunkCount(t *testing.T) {

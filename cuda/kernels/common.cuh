@@ -131,6 +131,19 @@ __device__ __forceinline__ unsigned short f32_to_f16(float f) { return f32_to_f1
 __device__ __forceinline__ unsigned short f32_to_bf16(float f) { return f32_to_bf16_sw(f); }
 #endif
 
+// narrow rounds v to the 16-bit pattern of DT (f16 or bf16) as st does;
+// narrow_sw is the software rounding, for constants (it folds at compile
+// time).
+template <int DT>
+__device__ __forceinline__ unsigned short narrow(float v) {
+    return DT == DT_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+}
+
+template <int DT>
+__device__ __forceinline__ unsigned short narrow_sw(float v) {
+    return DT == DT_F16 ? f32_to_f16_sw(v) : f32_to_bf16_sw(v);
+}
+
 // ld reads element i of p (of element type DT) as f32.
 template <int DT>
 __device__ __forceinline__ float ld(const void* __restrict__ p, i64 i) {

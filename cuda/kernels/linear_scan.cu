@@ -3,47 +3,62 @@
 // lane and chunk layout.
 #include "elementwise.cuh"
 
-template <int DT>
+template <int DT, int P>
 __device__ __forceinline__ void linear_fwd(const void* __restrict__ a, const void* __restrict__ b,
                                            const void* __restrict__ h0, void* __restrict__ h, i64 T,
                                            i64 D) {
-    DYNAMIC_SHARED(agg);  // P[C][TILE], then Q[C][TILE]
-    Lane l = lane_of(T, D);
+    DYNAMIC_SHARED(agg);  // per channel: P[C][TILE], then Q[C][TILE] (agg_at)
+    Lane l = lane_of<P>(T, D);
+    constexpr int S = P == 1 ? SEG_FWD : SEG_PAIRS;
     const i64 base = l.b * T * D + l.d;  // element (b, t, d) is base + t*D
-    float carry = 0.0f;                  // the state entering the segment
-    if (l.on && h0 != nullptr) {
-        carry = ld<DT>(h0, l.b * D + l.d);
+    float carry[P];                      // the state entering the segment
+#pragma unroll
+    for (int ch = 0; ch < P; ch++) {
+        carry[ch] = l.on && h0 != nullptr ? ld<DT>(h0, l.b * D + l.d + ch) : 0.0f;
     }
-    const i64 span = (i64)l.C * SEG_FWD;
+    const i64 span = (i64)l.C * S;
     for (i64 s0 = 0; s0 < T; s0 += span) {
-        const i64 t0 = s0 + (i64)l.c * SEG_FWD;
+        const i64 t0 = s0 + (i64)l.c * S;
         const i64 o = base + t0 * D;
-        const int n = steps_in(l, t0, T, SEG_FWD);
+        const int n = steps_in(l, t0, T, S);
         // The chunk's steps, read once; steps past T are the identity.
-        float av[SEG_FWD], bv[SEG_FWD];
+        Step<DT, P> av[S], bv[S];
         ld_steps<DT>(a, o, D, 0, n, 1.0f, av);
         ld_steps<DT>(b, o, D, 0, n, 0.0f, bv);
-        float hc = carry;
+        float hc[P];
+#pragma unroll
+        for (int ch = 0; ch < P; ch++) {
+            hc[ch] = carry[ch];
+        }
         if (l.C > 1) {
             // The chunk's map h -> P h + Q, joined with the others'.
-            float P = 1.0f, Q = 0.0f;
 #pragma unroll
-            for (int r = 0; r < SEG_FWD; r++) {
-                Q = fmaf(av[r], Q, bv[r]);
-                P *= av[r];
+            for (int ch = 0; ch < P; ch++) {
+                float Pc = 1.0f, Q = 0.0f;
+#pragma unroll
+                for (int r = 0; r < S; r++) {
+                    Q = fmaf(step_at(av[r], ch), Q, step_at(bv[r], ch));
+                    Pc *= step_at(av[r], ch);
+                }
+                agg[agg_at<P>(l, 0, l.c, ch)] = Pc;
+                agg[agg_at<P>(l, 1, l.c, ch)] = Q;
             }
-            agg[l.c * TILE + l.j] = P;
-            agg[(l.C + l.c) * TILE + l.j] = Q;
             __syncthreads();
-            for (int i = 0; i < l.c; i++) {
-                hc = fmaf(agg[i * TILE + l.j], hc, agg[(l.C + i) * TILE + l.j]);
-            }
-            float next = hc;
-            for (int i = l.c; i < l.C; i++) {
-                next = fmaf(agg[i * TILE + l.j], next, agg[(l.C + i) * TILE + l.j]);
+            float next[P];
+            bool finite = true;
+#pragma unroll
+            for (int ch = 0; ch < P; ch++) {
+                for (int i = 0; i < l.c; i++) {
+                    hc[ch] = fmaf(agg[agg_at<P>(l, 0, i, ch)], hc[ch], agg[agg_at<P>(l, 1, i, ch)]);
+                }
+                next[ch] = hc[ch];
+                for (int i = l.c; i < l.C; i++) {
+                    next[ch] = fmaf(agg[agg_at<P>(l, 0, i, ch)], next[ch], agg[agg_at<P>(l, 1, i, ch)]);
+                }
+                finite = finite && is_finite(next[ch]);
             }
             __syncthreads();  // the aggregates are rewritten by the next segment
-            if (!is_finite(next) && l.on) {
+            if (!finite && l.on) {
                 // Composing maps is exact algebra but not IEEE-identical to
                 // the recurrence once a value is infinite or NaN (P Inf and
                 // Q - Inf, 0 * Inf, in another order). An fma with any
@@ -56,27 +71,41 @@ __device__ __forceinline__ void linear_fwd(const void* __restrict__ a, const voi
                 // rather than re-scanning the registers, so that no register
                 // array is live across it.)
                 const i64 te = s0 + span < T ? s0 + span : T;
-                float m = carry;
-                for (i64 t = s0; t < te; t++) {
-                    m = fmaf(ld<DT>(a, base + t * D), m, ld<DT>(b, base + t * D));
-                    if (t >= t0 && t < t0 + n) {
-                        st<DT>(h, base + t * D, m);
+                for (int ch = 0; ch < P; ch++) {
+                    float m = carry[ch];
+                    for (i64 t = s0; t < te; t++) {
+                        const i64 e = base + t * D + ch;
+                        m = fmaf(ld<DT>(a, e), m, ld<DT>(b, e));
+                        if (t >= t0 && t < t0 + n) {
+                            st<DT>(h, e, m);
+                        }
                     }
+                    carry[ch] = m;
                 }
-                carry = m;
                 continue;
             }
-            carry = next;
+#pragma unroll
+            for (int ch = 0; ch < P; ch++) {
+                carry[ch] = next[ch];
+            }
         }
         // Re-scan the registers from the carry-in (into bv) and store.
 #pragma unroll
-        for (int r = 0; r < SEG_FWD; r++) {
-            hc = fmaf(av[r], hc, bv[r]);
-            bv[r] = hc;
+        for (int r = 0; r < S; r++) {
+            float y[P];
+#pragma unroll
+            for (int ch = 0; ch < P; ch++) {
+                hc[ch] = fmaf(step_at(av[r], ch), hc[ch], step_at(bv[r], ch));
+                y[ch] = hc[ch];
+            }
+            step_set(bv[r], y);
         }
         st_steps<DT>(h, o, D, n, bv);
         if (l.C == 1) {
-            carry = hc;
+#pragma unroll
+            for (int ch = 0; ch < P; ch++) {
+                carry[ch] = hc[ch];
+            }
         }
     }
 }
@@ -92,7 +121,7 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
                                            void* __restrict__ da, void* __restrict__ db,
                                            void* __restrict__ dh0, i64 T, i64 D) {
     DYNAMIC_SHARED(agg);
-    Lane l = lane_of(T, D);
+    Lane l = lane_of<1>(T, D);
     const i64 base = l.b * T * D + l.d;
     float hinit = 0.0f;
     if (l.on && h0 != nullptr) {
@@ -176,7 +205,7 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
     extern "C" __global__ void __launch_bounds__(1024, 1)                                           \
         linear_scan_fwd_##NAME(const void* a, const void* b, const void* h0, void* h, i64 T,     \
                                i64 D) {                                                          \
-        linear_fwd<DT>(a, b, h0, h, T, D);                                                       \
+        linear_fwd<DT, 1>(a, b, h0, h, T, D);                                                    \
     }                                                                                            \
     extern "C" __global__ void __launch_bounds__(1024, 1)                                           \
         linear_scan_bwd_##NAME(const void* a, const void* h0, const void* h, const void* dh,     \
@@ -184,6 +213,16 @@ __device__ __forceinline__ void linear_bwd(const void* __restrict__ a, const voi
         linear_bwd<DT>(a, h0, h, dh, da, db, dh0, T, D);                                         \
     }
 
+// The 16-bit forwards also come with two channels per thread, for even D.
+#define LINEAR_SCAN_PAIRS(NAME, DT)                                                              \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                           \
+        linear_scan_fwd_##NAME##_pairs(const void* a, const void* b, const void* h0, void* h,    \
+                                       i64 T, i64 D) {                                           \
+        linear_fwd<DT, 2>(a, b, h0, h, T, D);                                                    \
+    }
+
 LINEAR_SCAN(f32, DT_F32)
 LINEAR_SCAN(f16, DT_F16)
 LINEAR_SCAN(bf16, DT_BF16)
+LINEAR_SCAN_PAIRS(f16, DT_F16)
+LINEAR_SCAN_PAIRS(bf16, DT_BF16)

@@ -64,7 +64,7 @@ template <int DT>
 __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void* __restrict__ lv,
                                         void* __restrict__ h, i64 T, i64 D) {
     DYNAMIC_SHARED(agg);
-    Lane l = lane_of(T, D);
+    Lane l = lane_of<1>(T, D);
     const i64 base = l.b * T * D + l.d;         // (b, t, d) of lc and h
     const i64 vbase = l.b * (T + 1) * D + l.d;  // (b, s, d) of lv
     float carry = 0.0f;                         // log state entering the segment
@@ -151,7 +151,7 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
                                         void* __restrict__ dlc, void* __restrict__ dlv, i64 T,
                                         i64 D) {
     DYNAMIC_SHARED(agg);
-    Lane l = lane_of(T, D);
+    Lane l = lane_of<1>(T, D);
     const i64 base = l.b * T * D + l.d;
     const i64 vbase = l.b * (T + 1) * D + l.d;
     float lv0 = 0.0f;
