@@ -6,8 +6,9 @@
 // -DDT_F32, -DDT_F16 or -DDT_BF16, into a module named after the source and
 // the type, for example linear_scan_fwd_f16. Shared code lives in *.glsl
 // includes: common.glsl (element loads and stores, 16-bit packing, push
-// constants), chunks.glsl (the chunked layout of the elementwise kernels),
-// affine.glsl, givens.glsl and givens_sg.glsl (the block kernels). Sizes
+// constants), f16.glsl (the exact f16 conversions), chunks.glsl (the
+// chunked layout of the elementwise kernels), affine.glsl, givens.glsl and
+// givens_sg.glsl (the block kernels). Sizes
 // that select a kernel's shape (workgroup size, k, v, chunk count) are
 // specialization constants, set when package vk builds a pipeline. Modules
 // are SPIR-V 1.0 (Vulkan 1.0), except the subgroup Givens kernels
