@@ -5,7 +5,9 @@
 // uint arrays holding two 16-bit elements per word (element i in bits
 // 16*(i&1) .. 16*(i&1)+15 of word i>>1), so no 16-bit storage feature is
 // needed. Arithmetic is always f32. LD widens an element to float exactly;
-// ST rounds to nearest even (NaN stays NaN) and stores. A 16-bit store
+// ST rounds to nearest even (NaN stays NaN) and stores; for f16 either in
+// integer arithmetic (f16.glsl) or with the device's own instructions where
+// the host's probes found them exact (constant 10 below). A 16-bit store
 // touches one half of a word that a neighbouring invocation may be writing
 // at the same time, so it uses two atomics (clear the half, then set it);
 // ST2 stores a pair of adjacent elements as one whole word where it can.
@@ -51,12 +53,22 @@ layout(constant_id = 2) const uint V = 1;
 // them back to back. (Ignored by f32 modules.)
 layout(constant_id = 7) const uint ALIGNED_WORDS = 0;
 #define ALIGNED (ALIGNED_WORDS != 0u)
-// Constant 10: nonzero when the device's unpackHalf2x16 gave the exact
-// widening of every one of the 65536 f16 values (a NaN as some NaN) in the
-// host's probe when it opened the device (shaders/f16probe.comp). The f16
-// widenings are then that one instruction, with no test for zeros,
-// subnormals, Inf and NaN. (Ignored by f32 and bf16 modules.)
+// Constant 10: the f16 conversions the device's own instructions may do
+// exactly, as bit flags found by the host's probes when it opened the
+// device. (Ignored by f32 and bf16 modules.)
+//   bit 0: unpackHalf2x16 gave the exact widening of every one of the 65536
+//          f16 values (a NaN as some NaN; shaders/f16probe.comp). The f16
+//          widenings are then that one instruction, with no test for
+//          zeros, subnormals, Inf and NaN.
+//   bit 1: packHalf2x16 rounded every one of the 2^32 f32 bit patterns to
+//          nearest even, as f32_to_f16 does (a NaN to some NaN;
+//          shaders/f16narrowprobe.comp). Every f16 store (NARROW, NARROW2,
+//          so ST, ST2 and STV) is then that one instruction instead of the
+//          integer rounding. The host never sets it on a CPU device, where
+//          the probe would take too long.
 layout(constant_id = 10) const uint HW_F16 = 0;
+#define HW_F16_WIDEN ((HW_F16 & 1u) != 0u)
+#define HW_F16_NARROW ((HW_F16 & 2u) != 0u)
 
 // The index of this workgroup in a dispatch that may use two dimensions
 // (maxComputeWorkGroupCount[0] can be as small as 65535).
@@ -82,11 +94,14 @@ uint f32_to_bf16(float f) {
 #define ST(arr, i, v) arr[(i)] = (v)
 #else
 #if defined(DT_F16)
-// WIDEN widens the f16 bits h (the low 16 bits of a uint).
+// WIDEN widens the f16 bits h (the low 16 bits of a uint); NARROW rounds
+// f to the f16 bits in the low 16 bits of its result.
 float WIDEN(uint h) {
-    return HW_F16 != 0u ? unpackHalf2x16(h).x : f16_to_f32(h);
+    return HW_F16_WIDEN ? unpackHalf2x16(h).x : f16_to_f32(h);
 }
-#define NARROW(f) f32_to_f16(f)
+uint NARROW(float f) {
+    return HW_F16_NARROW ? (packHalf2x16(vec2(f, 0.0)) & 0xffffu) : f32_to_f16(f);
+}
 #else
 #define WIDEN(h) bf16_to_f32(h)
 #define NARROW(f) f32_to_bf16(f)
@@ -101,16 +116,16 @@ float WIDEN(uint h) {
     }
 
 // WIDEN2 widens the two elements of a word (low half in x). For f16 on a
-// device whose probe found unpackHalf2x16 exact (HW_F16), that alone. Else
-// the hardware conversion serves the common case, and a word with a zero,
-// subnormal, Inf or NaN half takes the exact software path, because Vulkan
-// lets an implementation flush 16-bit subnormals and leaves the NaN payload
-// open. That branch is uniform unless a warp mixes such values with
+// device whose probe found unpackHalf2x16 exact (HW_F16_WIDEN), that
+// alone. Else the hardware conversion serves the common case, and a word
+// with a zero, subnormal, Inf or NaN half takes the exact software path,
+// because Vulkan lets an implementation flush 16-bit subnormals and leaves
+// the NaN payload open. That branch is uniform unless a warp mixes such values with
 // ordinary ones, but it costs: on an NVIDIA H200 the f16 kernels with it
 // ran at about half the speed of the bf16 ones.
 #if defined(DT_F16)
 vec2 WIDEN2(uint w) {
-    if (HW_F16 != 0u) {
+    if (HW_F16_WIDEN) {
         return unpackHalf2x16(w);
     }
     uint e0 = w & 0x7c00u;
@@ -125,10 +140,15 @@ vec2 WIDEN2(uint w) {
     return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u));
 }
 #endif
-// NARROW2 narrows a vec2 to a word (x in the low half); for f16 with one
-// test of both elements for the ordinary case.
+// NARROW2 narrows a vec2 to a word (x in the low half). For f16 on a
+// device whose probe found packHalf2x16 to round to nearest even
+// (HW_F16_NARROW), that alone; else the integer rounding, with one test of
+// both elements for the ordinary case.
 #if defined(DT_F16)
 uint NARROW2(vec2 v) {
+    if (HW_F16_NARROW) {
+        return packHalf2x16(v);
+    }
     uint b0 = floatBitsToUint(v.x);
     uint b1 = floatBitsToUint(v.y);
     uint a0 = b0 & 0x7fffffffu;

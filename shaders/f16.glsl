@@ -1,5 +1,7 @@
-// The exact f16 conversions, in integer arithmetic. Included by
-// common.glsl; needs nothing from it.
+// The exact f16 conversions, in integer arithmetic: the f16 kernels' path
+// wherever the device's unpackHalf2x16 and packHalf2x16 are not known to be
+// exact, and the reference the probe of packHalf2x16 compares with
+// (f16narrowprobe.comp). Included by common.glsl; needs nothing from it.
 #ifndef F16_GLSL
 #define F16_GLSL
 
@@ -19,7 +21,9 @@ float f16_to_f32(uint h) {
 }
 
 // Round to nearest even; overflow goes to Inf, NaN stays a quiet NaN. (Not
-// packHalf2x16: Vulkan leaves its rounding mode open.) Both candidate
+// packHalf2x16: Vulkan leaves its rounding mode open, so the kernels use
+// that instruction only where the host's probe found it to agree with this
+// function on every f32 value; see f16narrowprobe.comp.) Both candidate
 // results are computed with the same integer rounding: add half an ulp of
 // the result less one, plus the kept lowest bit, and truncate.
 uint f32_to_f16_any(float f) {

@@ -72,7 +72,7 @@ func main() {
 	for _, src := range comps {
 		base := strings.TrimSuffix(src, ".comp")
 		variants := dtypes
-		if base == "empty" || base == "copy" || base == "f16probe" { // untyped modules
+		if base == "empty" || base == "copy" || base == "f16probe" || base == "f16narrowprobe" { // untyped modules
 			variants = variants[:0]
 			compile(base, src, nil)
 			fmt.Fprintf(&b, "\t{Name: %q, Source: %q},\n", base, src)
