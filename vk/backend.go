@@ -29,9 +29,12 @@ type config struct {
 	noSubgroup   bool
 	givensChunks int
 	givensDepth  int
-	// Tests: widen f16 with the software path even where the device's
-	// unpackHalf2x16 is exact.
-	softF16 bool
+	// Tests: softF16 widens and narrows f16 with the integer conversions
+	// even where the device's instructions are exact (no probes run);
+	// hwNarrow narrows f16 with packHalf2x16 without probing it, so that
+	// a CPU device (lavapipe) runs that path too. softF16 wins.
+	softF16  bool
+	hwNarrow bool
 }
 
 // Backend runs the scans on a Vulkan device. It implements scans.Backend
@@ -93,7 +96,7 @@ func (b *Backend) Status() scans.Status {
 		return scans.Status{Backend: "vulkan", Reason: err.Error()}
 	}
 	return scans.Status{Backend: "vulkan", Available: true, Device: d.name, Driver: d.driver, Software: d.software,
-		Notes: d.widening()}
+		Notes: d.f16Paths()}
 }
 
 // softwareMaxT is the longest sequence a CPU Vulkan device (Mesa's

@@ -18,8 +18,14 @@ const (
 	specAligned         // tiled 16-bit kernels: every word access is whole
 	specRing            // row layout: steps of loads in flight
 	specDepth           // subgroup Givens kernels: steps of loads in flight
-	specHWF16           // f16 kernels: unpackHalf2x16 is exact on this device
+	specHWF16           // f16 kernels: the exact hardware conversions (hwWiden, hwNarrow)
 	numSpec
+)
+
+// The bits of specHWF16 (constant 10 of shaders/common.glsl).
+const (
+	hwWiden  = 1 << 0 // unpackHalf2x16 widens every f16 value exactly
+	hwNarrow = 1 << 1 // packHalf2x16 rounds every f32 value to nearest even
 )
 
 // maxBindings is the number of storage-buffer bindings of the one

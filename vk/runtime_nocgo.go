@@ -33,6 +33,6 @@ func (*device) peakBytes() int64                                       { return 
 func (*device) resetPeak()                                             {}
 func (*device) copyBandwidth(int64) (float64, error)                   { return 0, errNoCgo }
 func (*device) dispatchLatency() (time.Duration, error)                { return 0, errNoCgo }
-func (*device) widening() string                                       { return "" }
+func (*device) f16Paths() string                                       { return "" }
 
 func validationMessages() []string { return nil }

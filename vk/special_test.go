@@ -16,24 +16,37 @@ func TestSpecialValues(t *testing.T) {
 }
 
 // TestHalfValues: every f16 and bf16 bit pattern widens and narrows
-// exactly (bench.TestHalfValues), on the device's own f16 widening where
-// its probe found it exact, and on the software path.
+// exactly (bench.TestHalfValues), on the device's own f16 conversions
+// where its probes found them exact, and on the software path.
 func TestHalfValues(t *testing.T) {
 	b := testBackend(t)
 	dev, err := b.device()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: unpackHalf2x16 exact on every f16 value: %v", dev.name, dev.hwF16)
+	t.Logf("%s: %s", dev.name, b.Status().Notes)
 	t.Run("device", func(t *testing.T) { bench.TestHalfValues(t, b) })
 	soft := New()
 	soft.cfg.softF16 = true
 	t.Run("software", func(t *testing.T) { bench.TestHalfValues(t, soft) })
 	// The status says which path each backend's kernels take.
-	if got, want := strings.Contains(b.Status().Notes, "unpackHalf2x16"), dev.hwF16; got != want {
-		t.Errorf("status %q: names unpackHalf2x16 %v, want %v", b.Status(), got, want)
+	notes := b.Status().Notes
+	widen, narrow, ok := strings.Cut(notes, "; ")
+	if !ok {
+		t.Fatalf("status notes %q: want the widening and the narrowing", notes)
 	}
-	if st := soft.Status(); !strings.Contains(st.Notes, "software") {
-		t.Errorf("status with the software widening: %q", st)
+	if got, want := strings.Contains(widen, "unpackHalf2x16"), dev.hwF16&hwWiden != 0; got != want {
+		t.Errorf("status %q: widening names unpackHalf2x16 %v, want %v", notes, got, want)
+	}
+	if got, want := strings.HasPrefix(narrow, "f16 narrowing: packHalf2x16 (round to nearest even"), dev.hwF16&hwNarrow != 0; got != want {
+		t.Errorf("status %q: narrowing names packHalf2x16 %v, want %v", notes, got, want)
+	}
+	if dev.software && (dev.hwF16&hwNarrow != 0 || !strings.Contains(narrow, "not probed on a CPU device")) {
+		t.Errorf("status %q: a CPU device narrows with the integer rounding, unprobed", notes)
+	}
+	st := soft.Status()
+	sdev, _ := soft.device()
+	if !strings.Contains(st.Notes, "widening: software") || !strings.Contains(st.Notes, "narrowing: integer rounding") || sdev.hwF16 != 0 {
+		t.Errorf("status with the software conversions: %q (bits %#x)", st, sdev.hwF16)
 	}
 }
