@@ -69,7 +69,7 @@
 // and cached. Each operation is one or two dispatches (per slice of the
 // batch, see below) between two timestamps (LastKernelTime). Arithmetic is
 // f32; 16-bit outputs are rounded to nearest even at the store (NaN stays
-// NaN). f16 inputs are widened exactly: when it opens a device the backend
+// NaN; for f16 see below). f16 inputs are widened exactly: when it opens a device the backend
 // widens all 65536 f16 values with the device's unpackHalf2x16 and
 // compares each with the exact widening; where all agree (a NaN as some
 // NaN) the f16 kernels use that one instruction, elsewhere a software path
@@ -91,6 +91,22 @@
 // kernel waits on another workgroup. Only the subgroup Givens kernels use
 // subgroup operations, and only on a device that reports them (below);
 // every other kernel is correct at any subgroup size.
+//
+// The f16 narrowing is chosen like the widening, because Vulkan leaves the
+// rounding of packHalf2x16 open. On a GPU the backend narrows all 2^32 f32
+// bit patterns with it when it opens the device (16 dispatches of 2^28
+// patterns, once per process) and compares each with rounding to nearest
+// even; where all agree (a NaN may become any NaN: results are only ever
+// checked for being NaN), the f16 kernels store with that one instruction,
+// elsewhere they round in integer arithmetic (on an H200 that left
+// matrix_affine_scan about 1.5x slower in f16 than in bf16). A CPU device
+// (lavapipe) keeps the integer rounding without the probe, which would
+// take it over ten seconds on two cores; its packHalf2x16 does round to
+// nearest even, and the package's tests check a sample of it and run the
+// f16 kernels through it. Status().Notes names both f16 paths and how long
+// the probe took, for example "f16 widening: unpackHalf2x16 (exact on all
+// 65536 values); f16 narrowing: packHalf2x16 (round to nearest even on all
+// 2^32 f32 values, probed in ...)".
 //
 // linear_scan and parallel_scan_log: a workgroup owns one lane, a batch
 // entry and a tile of TILE contiguous channels (the smallest power of two
