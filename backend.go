@@ -52,8 +52,8 @@ type Status struct {
 	// eager backend; naming the backend explicitly still uses it.
 	Software bool
 	// Notes is what the backend found out about the device that bears on
-	// its kernels (the Vulkan backend: which f16 widening they use), or
-	// empty.
+	// its kernels (the Vulkan backend: which f16 widening and narrowing
+	// they use), or empty.
 	Notes string
 }
 
