@@ -69,16 +69,17 @@
 // and cached. Each operation is one or two dispatches (per slice of the
 // batch, see below) between two timestamps (LastKernelTime). Arithmetic is
 // f32; 16-bit outputs are rounded to nearest even at the store (NaN stays
-// NaN; for f16 see below). f16 inputs are widened exactly: when it opens a device the backend
-// widens all 65536 f16 values with the device's unpackHalf2x16 and
-// compares each with the exact widening; where all agree (a NaN as some
-// NaN) the f16 kernels use that one instruction, elsewhere a software path
-// for zeros, subnormals, Inf and NaN (Vulkan lets a device flush 16-bit
-// subnormals). A device may also flush f32 subnormals in arithmetic (the
-// NVIDIA driver does), so a bf16 or f32 result below 2^-126 can come out
-// as zero there; that error is inside every tolerance gate. Two 16-bit
-// elements share a 32-bit word, so the kernels give each
-// invocation whole words where the layout allows: an invocation of
+// NaN; for f16 see below). f16 inputs are widened exactly: when it opens a
+// device the backend widens all 65536 f16 values with the device's
+// unpackHalf2x16 and compares each with the exact widening; where all
+// agree (a NaN as some NaN) the f16 kernels use that one instruction,
+// elsewhere a software path for zeros, subnormals, Inf and NaN (Vulkan
+// lets a device flush 16-bit subnormals). A device may also flush f32
+// subnormals in arithmetic (the NVIDIA driver does), so a bf16 or f32
+// result below 2^-126 can come out as zero there; that error is inside
+// every tolerance gate. Two 16-bit elements share a 32-bit word, so the
+// kernels give each invocation whole words where the layout allows: an
+// invocation of
 // linear_scan or parallel_scan_log serves two adjacent 16-bit channels,
 // matrix_scan's 2-vectors and 2x2 blocks, the Givens states and gradients
 // (k even) and the affine rows are written as whole words with plain
