@@ -112,7 +112,7 @@ func TestHarnessFailsWrongBackends(t *testing.T) {
 	var pick []Case
 	for _, c := range cases {
 		if (c.Op == scans.OpLinearScan || c.Op == scans.OpGivensScan && c.Dims.K == 8) && c.Dims.T == 65 &&
-			(c.DType == scans.F32 || c.DType == scans.BF16) && c.Regime == Typical {
+			(c.DType == scans.F32 || c.DType == scans.BF16) && c.Regime == Typical && c.Dims.N != confDEven {
 			c.Init = true
 			pick = append(pick, c)
 		}
