@@ -28,15 +28,27 @@ void main() {
     uint nseg = segments();
     for (uint sg = 0u; sg < nseg; sg++) {
         uint t0 = (sg * CHUNKS + l.j) * L;
+        // A whole chunk (all L steps inside T, the unit live: every chunk
+        // but those of the last segment) loads and stores without a test
+        // per step.
+        bool whole = l.live && t0 + L <= pc.T;
         RAW ra[L];
         RAW rb[L];
-        [[unroll]] for (uint s = 0u; s < L; s++) {
-            ra[s] = RAW_OF(1.0);
-            rb[s] = RAW_OF(0.0);
-            if (l.live && t0 + s < pc.T) {
+        if (whole) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
                 uint i = base + (t0 + s) * pc.N;
                 LDV(ra[s], a_, pc.off[0] + i, l.two);
                 LDV(rb[s], b_, pc.off[1] + i, l.two);
+            }
+        } else {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
+                ra[s] = RAW_OF(1.0);
+                rb[s] = RAW_OF(0.0);
+                if (l.live && t0 + s < pc.T) {
+                    uint i = base + (t0 + s) * pc.N;
+                    LDV(ra[s], a_, pc.off[0] + i, l.two);
+                    LDV(rb[s], b_, pc.off[1] + i, l.two);
+                }
             }
         }
         VAL h = carry;
@@ -87,10 +99,17 @@ void main() {
             carry = y;
             continue;
         }
-        [[unroll]] for (uint s = 0u; s < L; s++) {
-            h = WIDENV(ra[s]) * h + WIDENV(rb[s]);
-            if (l.live && t0 + s < pc.T) {
+        if (whole) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
+                h = WIDENV(ra[s]) * h + WIDENV(rb[s]);
                 STV(h_, pc.off[3] + base + (t0 + s) * pc.N, h, l.two);
+            }
+        } else {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
+                h = WIDENV(ra[s]) * h + WIDENV(rb[s]);
+                if (l.live && t0 + s < pc.T) {
+                    STV(h_, pc.off[3] + base + (t0 + s) * pc.N, h, l.two);
+                }
             }
         }
         if (CHUNKS == 1u) {

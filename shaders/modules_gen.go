@@ -84,7 +84,7 @@ var sourceDigests = map[string]string{
 	"givens_scan_sg_fwd.comp":          "69771d28618cf279702cd65b7850895b4ed858171413cd90da34828456cf68e3",
 	"givens_sg.glsl":                   "1321db004f609b4a74fd5f59aa9239ed6f618f53cbbb3bbc170d41f2e3ebaab3",
 	"linear_scan_bwd.comp":             "954a0294eb747f4b4ac8ad59cf416a3587ab22c19735c220321fa2e2ceeb6c4f",
-	"linear_scan_fwd.comp":             "50e00378e67fdfadaba5972b1c58cc2060ac26198ee2ee9e843d88b23d25e6bc",
+	"linear_scan_fwd.comp":             "4416163096b6d706b1be9bcfa4dab386ac0b64a5a4ff67f7e97010ab2a64d4d1",
 	"logspace.glsl":                    "6db7a0e030b605f4e1e80203e5b204e82ae18549137eb8d4a21c2fd02f1f5e5e",
 	"matrix_affine_scan_bwd.comp":      "ae65f960b74edd83577585af233222ea0c7053e809c1ab1fee23278bcc399a45",
 	"matrix_affine_scan_fwd.comp":      "17d5d431da466c917a5ce806ef1a43c9dc561d3c5e9181f2f570b99fa3261cf4",
