@@ -34,14 +34,24 @@ void main() {
     uint nseg = segments();
     for (uint sg = 0u; sg < nseg; sg++) {
         uint t0 = (sg * CHUNKS + l.j) * L;
+        // A whole chunk (all L steps inside T, the unit live) loads and
+        // stores without a test per step.
+        bool whole = l.live && t0 + L <= pc.T;
         RAW rc[L];
         RAW rv[L];
-        [[unroll]] for (uint s = 0u; s < L; s++) {
-            rc[s] = RAW_OF(0.0);
-            rv[s] = RAW_OF(NEG_INF);
-            if (l.live && t0 + s < pc.T) {
+        if (whole) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
                 LDV(rc[s], lc_, pc.off[0] + base + (t0 + s) * pc.N, l.two);
                 LDV(rv[s], lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
+            }
+        } else {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
+                rc[s] = RAW_OF(0.0);
+                rv[s] = RAW_OF(NEG_INF);
+                if (l.live && t0 + s < pc.T) {
+                    LDV(rc[s], lc_, pc.off[0] + base + (t0 + s) * pc.N, l.two);
+                    LDV(rv[s], lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
+                }
             }
         }
         VAL lh = carry;
@@ -92,10 +102,17 @@ void main() {
             carry = y;
             continue;
         }
-        [[unroll]] for (uint s = 0u; s < L; s++) {
-            lh = logaddexp(WIDENV(rc[s]) + lh, WIDENV(rv[s]));
-            if (l.live && t0 + s < pc.T) {
+        if (whole) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
+                lh = logaddexp(WIDENV(rc[s]) + lh, WIDENV(rv[s]));
                 STV(h_, pc.off[2] + base + (t0 + s) * pc.N, exp(lh), l.two);
+            }
+        } else {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
+                lh = logaddexp(WIDENV(rc[s]) + lh, WIDENV(rv[s]));
+                if (l.live && t0 + s < pc.T) {
+                    STV(h_, pc.off[2] + base + (t0 + s) * pc.N, exp(lh), l.two);
+                }
             }
         }
         if (CHUNKS == 1u) {
