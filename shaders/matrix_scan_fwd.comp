@@ -42,26 +42,15 @@ void main() {
     uint nseg = segments();
     for (uint sg = 0u; sg < nseg; sg++) {
         uint t0 = (sg * CHUNKS + l.j) * L;
-        // A whole chunk (all L steps inside T, the unit live) loads and
-        // stores without a test per step.
-        bool whole = l.live && t0 + L <= pc.T;
         RAW ra[AW * L];
         RAW rx[VW * L];
-        if (whole) {
-            [[unroll]] for (uint s = 0u; s < L; s++) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
+            SET_I(ra, AW * s);
+            SET_0(rx, VW * s);
+            if (l.live && t0 + s < pc.T) {
                 uint blk = bn + (t0 + s) * pc.N;
                 LD_A(ra, AW * s, A_, pc.off[0] + blk * 4u);
                 LD_V(rx, VW * s, X_, pc.off[1] + blk * 2u);
-            }
-        } else {
-            [[unroll]] for (uint s = 0u; s < L; s++) {
-                SET_I(ra, AW * s);
-                SET_0(rx, VW * s);
-                if (l.live && t0 + s < pc.T) {
-                    uint blk = bn + (t0 + s) * pc.N;
-                    LD_A(ra, AW * s, A_, pc.off[0] + blk * 4u);
-                    LD_V(rx, VW * s, X_, pc.off[1] + blk * 2u);
-                }
             }
         }
         float h0 = c0, h1 = c1;
@@ -141,10 +130,9 @@ void main() {
             float n1 = a.z * h0 + a.w * h1 + x.y;
             h0 = n0;
             h1 = n1;
-            if (whole) {
-                ST2(H_, pc.off[3] + (bn + (t0 + s) * pc.N) * 2u, h0, h1);
-            } else if (l.live && t0 + s < pc.T) {
-                ST2(H_, pc.off[3] + (bn + (t0 + s) * pc.N) * 2u, h0, h1);
+            if (l.live && t0 + s < pc.T) {
+                uint blk = bn + (t0 + s) * pc.N;
+                ST2(H_, pc.off[3] + blk * 2u, h0, h1);
             }
         }
         if (CHUNKS == 1u) {

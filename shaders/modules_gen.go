@@ -91,7 +91,7 @@ var sourceDigests = map[string]string{
 	"matrix_affine_scan_rows_bwd.comp": "e57e5e84f8fbdb3283a44012bc4a440aec1c77c97aeaad2f1c9522f8d1e98762",
 	"matrix_affine_scan_rows_fwd.comp": "c3fd701400fc61b98fce93928d042350b2d1c8c8aa310e7aec6e59a5d76a98e0",
 	"matrix_scan_bwd.comp":             "0273c81d18eb0e54475c6be458d0534ab393a5f3451e9718bbbc1b0be20b5b5f",
-	"matrix_scan_fwd.comp":             "45bff85d6139a1d961c5648d56b91ebfe847e8c8015c9abb3012926e4b91e08b",
+	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
 	"parallel_scan_log_bwd.comp":       "f2d36f4bc72edb6cd1b8d31e6b7de29bc6d38e3c85141eec978e6d93fc37605b",
 	"parallel_scan_log_fwd.comp":       "645483a081dec359fdb026693a0fb801e4efc06977bc25abb89f376542a1609c",
 }
