@@ -115,16 +115,21 @@ func TestF16TowardZero(t *testing.T) {
 	}
 }
 
-// roundsToNearest skips a test whose premise is that the device's
-// packHalf2x16 rounds to nearest even, on a GPU whose probe found
-// otherwise when it opened. A CPU device is not probed when it opens;
-// there TestNarrowProbe checks the premise on a sample (lavapipe's rounds
-// to nearest even).
-func roundsToNearest(t *testing.T, dev *device) {
+// roundingDevice opens the test device for a test whose premise is that
+// the device's packHalf2x16 rounds to nearest even, and skips the test on
+// a GPU whose probe found otherwise when it opened. A CPU device is not
+// probed when it opens; there TestNarrowProbe checks the premise on a
+// sample (lavapipe's rounds to nearest even).
+func roundingDevice(t *testing.T) *device {
 	t.Helper()
+	dev, err := testBackend(t).device()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !dev.software && dev.hwF16&hwNarrow == 0 {
 		t.Skipf("%s: f16 narrowing: %s", dev.name, dev.narrowing)
 	}
+	return dev
 }
 
 // TestNarrowProbe runs the narrowing probe (shaders/f16narrowprobe.comp)
@@ -134,12 +139,7 @@ func roundsToNearest(t *testing.T, dev *device) {
 // sweep, TestFullNarrowProbe, takes 11 to 15 s on lavapipe with two cores;
 // a GPU's verdict on it is its status note.)
 func TestNarrowProbe(t *testing.T) {
-	b := testBackend(t)
-	dev, err := b.device()
-	if err != nil {
-		t.Fatal(err)
-	}
-	roundsToNearest(t, dev)
+	dev := roundingDevice(t)
 	rng := seeded(t)
 	ranges := append([]patternRange{sampleRange(rng, 1<<26)}, boundaryRanges(1<<20)...)
 	// Whole bands, both signs: every f32 from 2^-26 up to 2^-13 (all the
@@ -212,14 +212,9 @@ func TestFullNarrowProbe(t *testing.T) {
 // counts of the dispatches add up and the smallest pattern is the smallest
 // over all of them).
 func TestNarrowProbeCanFail(t *testing.T) {
-	b := testBackend(t)
-	dev, err := b.device()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The premise: on this device packHalf2x16 rounds to nearest even
 	// (TestNarrowProbe).
-	roundsToNearest(t, dev)
+	dev := roundingDevice(t)
 	rng := seeded(t)
 	dev.narrowPer = 1 << 16
 	defer func() { dev.narrowPer = 0 }()
@@ -267,12 +262,7 @@ func TestNarrowProbeCanFail(t *testing.T) {
 // so that every f16 module runs, each pipeline specialized with that
 // narrowing.
 func TestForcedNarrowing(t *testing.T) {
-	probed := testBackend(t) // skips without a device; checks the validation layer
-	pdev, err := probed.device()
-	if err != nil {
-		t.Fatal(err)
-	}
-	roundsToNearest(t, pdev)
+	roundingDevice(t) // skips without a device; checks the validation layer
 	b := New()
 	b.cfg.hwNarrow = true
 	dev, err := b.device()

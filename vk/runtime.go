@@ -1269,6 +1269,30 @@ func (d *device) dispatchLatency() (time.Duration, error) {
 	})
 }
 
+// beginBound starts recording on c with pipeline p bound and one
+// descriptor set: bufs at bindings 0, 1, ..., the placeholder at the
+// others. The probes, which run one small kernel, record this way.
+func (d *device) beginBound(c *execCtx, p vk.Pipeline, bufs ...bufferBinding) error {
+	if err := d.ensureSets(c, 1); err != nil {
+		return err
+	}
+	infos := make([]bufferBinding, maxBindings)
+	for i := range infos {
+		infos[i] = bufferBinding{buf: d.placeholder.buf, rng: uint64(d.placeholder.size)}
+	}
+	copy(infos, bufs)
+	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
+	if err := check(r, "allocate descriptor sets"); err != nil {
+		return err
+	}
+	if err := d.begin(c); err != nil {
+		return err
+	}
+	vk.CmdBindPipeline(c.cmd, vk.PipelineBindPointCompute, p)
+	vk.CmdBindDescriptorSets(c.cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[0]}, 0, nil)
+	return nil
+}
+
 // f16Paths says which f16 widening and narrowing the device's kernels use.
 func (d *device) f16Paths() string {
 	w := "f16 widening: software for zeros, subnormals, Inf and NaN"
@@ -1315,24 +1339,10 @@ func (d *device) probeF16() (bool, error) {
 		return false, err
 	}
 	defer d.putCtx(c)
-	if err := d.ensureSets(c, 1); err != nil {
+	if err := d.beginBound(c, p, bufferBinding{buf: in.buf, rng: uint64(4 * words)},
+		bufferBinding{buf: out.buf, rng: uint64(8 * words)}); err != nil {
 		return false, err
 	}
-	infos := make([]bufferBinding, maxBindings)
-	for i := range infos {
-		infos[i] = bufferBinding{buf: d.placeholder.buf, rng: uint64(d.placeholder.size)}
-	}
-	infos[0] = bufferBinding{buf: in.buf, rng: uint64(4 * words)}
-	infos[1] = bufferBinding{buf: out.buf, rng: uint64(8 * words)}
-	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
-	if err := check(r, "allocate descriptor sets"); err != nil {
-		return false, err
-	}
-	if err := d.begin(c); err != nil {
-		return false, err
-	}
-	vk.CmdBindPipeline(c.cmd, vk.PipelineBindPointCompute, p)
-	vk.CmdBindDescriptorSets(c.cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[0]}, 0, nil)
 	push := new([4 + maxBindings]uint32)
 	push[0] = words
 	vk.CmdPushConstants(c.cmd, d.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, pushBytes, unsafe.Pointer(&push[0]))
@@ -1466,19 +1476,7 @@ func (d *device) probeNarrow(base, stride uint32, count uint64, towardZero bool)
 		return res, err
 	}
 	defer d.putCtx(c)
-	if err := d.ensureSets(c, 1); err != nil {
-		return res, err
-	}
-	infos := make([]bufferBinding, maxBindings)
-	for i := range infos {
-		infos[i] = bufferBinding{buf: d.placeholder.buf, rng: uint64(d.placeholder.size)}
-	}
-	infos[0] = bufferBinding{buf: out.buf, rng: uint64(8 * slots)}
-	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
-	if err := check(r, "allocate descriptor sets"); err != nil {
-		return res, err
-	}
-	if err := d.begin(c); err != nil {
+	if err := d.beginBound(c, p, bufferBinding{buf: out.buf, rng: uint64(8 * slots)}); err != nil {
 		return res, err
 	}
 	cmd := c.cmd
@@ -1486,8 +1484,6 @@ func (d *device) probeNarrow(base, stride uint32, count uint64, towardZero bool)
 		vk.CmdResetQueryPool(cmd, c.qpool, 0, 2)
 		vk.CmdWriteTimestamp(cmd, vk.PipelineStageTopOfPipeBit, c.qpool, 0)
 	}
-	vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, p)
-	vk.CmdBindDescriptorSets(cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[0]}, 0, nil)
 	for k := 0; k < slots; k++ {
 		n := min(count-uint64(k)*per, per)
 		push := new([4 + maxBindings]uint32)
