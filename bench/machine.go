@@ -39,14 +39,24 @@ func ThisMachine(statuses []scans.Status) Machine {
 
 // CommitEnv names an environment variable that supplies the commit, for a
 // binary carried to another machine. The commit is, in order: this
-// variable when set; the revision the Go toolchain stamped into the binary
-// (go build in a checkout; "+dirty" when it had local changes); the commit
-// of the git checkout the program runs in.
+// variable when set; the commit stamped at link time (buildCommit); the
+// revision the Go toolchain stamped into the binary (go build in a
+// checkout; "+dirty" when it had local changes); the commit of the git
+// checkout the program runs in.
 const CommitEnv = "MINGRU_SCANS_COMMIT"
+
+// buildCommit is the commit a binary was built from where the build says
+// so: scripts/build-gpu-bins.sh links its binaries with
+// -ldflags "-X github.com/mingru/scans/bench.buildCommit=<commit>", so that
+// a report written on another machine names it without the environment.
+var buildCommit string
 
 func gitCommit() string {
 	if c := strings.TrimSpace(os.Getenv(CommitEnv)); c != "" {
 		return c
+	}
+	if buildCommit != "" {
+		return buildCommit
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		rev, dirty := "", false
