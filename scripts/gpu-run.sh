@@ -111,8 +111,10 @@ for m in $modes; do
   perf)
     echo "== scanbench --bench --quick"
     mkdir -p "$RES/f32" "$RES/half"
-    # PERF_SHAPES, PERF_OPS and PERF_HALF=0 narrow it.
+    # PERF_SHAPES, PERF_OPS, PERF_BACKENDS (cuda or vulkan) and PERF_HALF=0
+    # narrow it.
     ops=; [ -n "${PERF_OPS:-}" ] && ops="--ops $PERF_OPS"
+    [ -n "${PERF_BACKENDS:-}" ] && ops="$ops --backends $PERF_BACKENDS"
     MINGRU_VK_PIPELINE_LOG="$RES/f32/pipelines.log" to .build/scanbench --bench --quick --shapes "${PERF_SHAPES:-lab,long-T,large}" $ops --out "$RES/f32" 2>&1 | tail -3 || rc=1
     if [ "${PERF_HALF:-1}" = 1 ]; then
       MINGRU_VK_PIPELINE_LOG="$RES/half/pipelines.log" to .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 $ops --out "$RES/half" 2>&1 | tail -3 || rc=1
