@@ -130,9 +130,7 @@ __device__ __forceinline__ void st_vec(void* __restrict__ p, i64 off, const floa
         Words<DT, M> o;
 #pragma unroll
         for (int e = 0; e < M / 2; e++) {
-            const unsigned int lo = DT == DT_F16 ? f32_to_f16(r[2 * e]) : f32_to_bf16(r[2 * e]);
-            const unsigned int hi = DT == DT_F16 ? f32_to_f16(r[2 * e + 1]) : f32_to_bf16(r[2 * e + 1]);
-            o.w[e] = lo | (hi << 16);
+            o.w[e] = narrow<DT>(r[2 * e]) | (narrow<DT>(r[2 * e + 1]) << 16);
         }
         unsigned int* q = (unsigned int*)((unsigned short*)p + off);
         if constexpr (M % 8 == 0) {

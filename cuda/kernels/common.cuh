@@ -131,11 +131,17 @@ __device__ __forceinline__ unsigned short f32_to_f16(float f) { return f32_to_f1
 __device__ __forceinline__ unsigned short f32_to_bf16(float f) { return f32_to_bf16_sw(f); }
 #endif
 
-// narrow rounds v to the 16-bit pattern of DT (f16 or bf16) as st does;
-// narrow_sw is the software rounding, for constants (it folds at compile
-// time).
+// widen turns the 16-bit pattern h of DT (f16 or bf16) into its f32
+// value, exactly; narrow rounds v to the pattern of DT as st does (in the
+// low half of the result); narrow_sw is the software rounding, for
+// constants (it folds at compile time).
 template <int DT>
-__device__ __forceinline__ unsigned short narrow(float v) {
+__device__ __forceinline__ float widen(unsigned short h) {
+    return DT == DT_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+}
+
+template <int DT>
+__device__ __forceinline__ unsigned int narrow(float v) {
     return DT == DT_F16 ? f32_to_f16(v) : f32_to_bf16(v);
 }
 
@@ -255,8 +261,7 @@ __device__ __forceinline__ float words_at(const Words<DT, M>& r, int e) {
     if constexpr (DT == DT_F32) {
         return r.w[e];
     } else {
-        const unsigned int h = (r.w[e / 2] >> (16 * (e & 1))) & 0xffffu;
-        return DT == DT_F16 ? f16_to_f32((unsigned short)h) : bf16_to_f32((unsigned short)h);
+        return widen<DT>((unsigned short)(r.w[e / 2] >> (16 * (e & 1))));
     }
 }
 

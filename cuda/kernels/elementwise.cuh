@@ -127,15 +127,14 @@ __device__ __forceinline__ float step_at(float f, int) { return f; }
 
 template <int DT>
 __device__ __forceinline__ float step_at(Pair<DT> s, int ch) {
-    const unsigned short h = (unsigned short)(s.w >> (16 * ch));
-    return DT == DT_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    return widen<DT>((unsigned short)(s.w >> (16 * ch)));
 }
 
 __device__ __forceinline__ void step_set(float& f, const float (&y)[1]) { f = y[0]; }
 
 template <int DT>
 __device__ __forceinline__ void step_set(Pair<DT>& s, const float (&y)[2]) {
-    s.w = (unsigned int)narrow<DT>(y[0]) | ((unsigned int)narrow<DT>(y[1]) << 16);
+    s.w = narrow<DT>(y[0]) | (narrow<DT>(y[1]) << 16);
 }
 
 // ld_steps reads the S elements o, o + D, ..., o + (S-1) D of p into v,

@@ -310,7 +310,7 @@ __device__ __forceinline__ float gv_wide(float v) {
 }
 template <int DT>
 __device__ __forceinline__ float gv_wide(unsigned int v) {
-    return DT == DT_F16 ? f16_to_f32((unsigned short)v) : __uint_as_float(v << 16);
+    return widen<DT>((unsigned short)v);
 }
 
 // gv_st stores v at element i of p, rounded to DT, where on. The rounding
@@ -325,7 +325,7 @@ __device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool
             ((float*)p)[i] = v;
         }
     } else {
-        const unsigned short r = DT == DT_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+        const unsigned short r = narrow<DT>(v);
         if (on) {
             ((unsigned short*)p)[i] = r;
         }

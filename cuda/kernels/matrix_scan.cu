@@ -74,16 +74,6 @@ __device__ __forceinline__ MsLane ms_lane(i64 N) {
 
 __device__ __forceinline__ bool ms_finite(float x) { return fabsf(x) <= 3.402823466e38f; }
 
-// ms_wide widens a 16-bit element of type DT; ms_narrow rounds to it.
-template <int DT>
-__device__ __forceinline__ float ms_wide(unsigned short v) {
-    return DT == DT_F16 ? f16_to_f32(v) : bf16_to_f32(v);
-}
-template <int DT>
-__device__ __forceinline__ unsigned int ms_narrow(float v) {
-    return DT == DT_F16 ? f32_to_f16(v) : f32_to_bf16(v);
-}
-
 // ms_ld4 reads the 2x2 block of A at element offset i (a multiple of 4, so
 // 16-byte aligned for f32) row-major into a.
 template <int DT>
@@ -99,7 +89,7 @@ __device__ __forceinline__ void ms_ld4(const void* __restrict__ p, i64 i, float*
         // bits 16e..16e+15), widened after it.
         const unsigned long long w = __ldg((const unsigned long long*)((const unsigned short*)p + i));
         for (int e = 0; e < 4; e++) {
-            a[e] = ms_wide<DT>((unsigned short)(w >> (16 * e)));
+            a[e] = widen<DT>((unsigned short)(w >> (16 * e)));
         }
     }
 }
@@ -121,8 +111,8 @@ __device__ __forceinline__ void ms_ld2(const void* __restrict__ p, i64 i, float&
     } else {
         // One 4-byte load of both 16-bit elements.
         const unsigned int w = __ldg((const unsigned int*)((const unsigned short*)p + i));
-        x0 = ms_wide<DT>((unsigned short)w);
-        x1 = ms_wide<DT>((unsigned short)(w >> 16));
+        x0 = widen<DT>((unsigned short)w);
+        x1 = widen<DT>((unsigned short)(w >> 16));
     }
 }
 
@@ -139,7 +129,7 @@ __device__ __forceinline__ void ms_st2(void* __restrict__ p, i64 i, float x0, fl
         st<DT>(p, i, x0);
         st<DT>(p, i + 1, x1);
     } else {
-        *(unsigned int*)((unsigned short*)p + i) = ms_narrow<DT>(x0) | (ms_narrow<DT>(x1) << 16);
+        *(unsigned int*)((unsigned short*)p + i) = narrow<DT>(x0) | (narrow<DT>(x1) << 16);
     }
 }
 
@@ -156,8 +146,8 @@ __device__ __forceinline__ void ms_st4(void* __restrict__ p, i64 i, float a0, fl
         v.w = a3;
         *(float4*)((float*)p + i) = v;
     } else {
-        const unsigned long long lo = ms_narrow<DT>(a0) | (ms_narrow<DT>(a1) << 16);
-        const unsigned long long hi = ms_narrow<DT>(a2) | (ms_narrow<DT>(a3) << 16);
+        const unsigned long long lo = narrow<DT>(a0) | (narrow<DT>(a1) << 16);
+        const unsigned long long hi = narrow<DT>(a2) | (narrow<DT>(a3) << 16);
         *(unsigned long long*)((unsigned short*)p + i) = lo | (hi << 32);
     }
 }
