@@ -788,23 +788,29 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
         const i64 blk = b * T * N + t * N + n;
         const i64 a0 = blk * (K * K);
         if (on) {
+            // Every load of the step comes before its first store: the
+            // compiler does not move a load above a store, so a store of
+            // dX between the loads made the step K round trips to memory
+            // (about 4 us per step at the long-T shape) instead of one.
             const i64 x0 = blk * (K * V) + j;
-            float G[K];
+            float G[K], p[K];
 #pragma unroll
             for (int i = 0; i < K; i++) {
                 G[i] = ld<DT>(dH, x0 + i * V) + g[i];
-                st<DT>(dX, x0 + i * V, G[i]);
-                float p = 0.0f;
-                if (t > 0) {
-                    p = ld<DT>(H, x0 - N * (K * V) + i * V);
-                } else if (H0 != nullptr) {
-                    p = ld<DT>(H0, lane * (K * V) + i * V + j);
-                }
-                sG[buf * (K * V) + i * V + j] = G[i];
-                sP[buf * (K * V) + i * V + j] = p;
+            }
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                p[i] = t > 0 ? ld<DT>(H, x0 - N * (K * V) + i * V)
+                             : H0 != nullptr ? ld<DT>(H0, lane * (K * V) + i * V + j) : 0.0f;
             }
             // The carry into step t-1: g = A_t^T G_t.
             a_t_g<DT, K>(A, a0, G, g);
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                st<DT>(dX, x0 + i * V, G[i]);
+                sG[buf * (K * V) + i * V + j] = G[i];
+                sP[buf * (K * V) + i * V + j] = p[i];
+            }
         }
         __syncthreads();
         if (on) {
