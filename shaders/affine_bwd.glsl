@@ -105,12 +105,12 @@ void scan_columns() {
         uint t = tt - 1u;
         uint ai = pc.off[0] + a_index(r, t);
         uint xi = x_index(r, t) + r.c;
+        // Every load of the step (dH, H and A in at_mul) comes before its
+        // first store: a compiler need not move a load above a store to
+        // another binding (bindings may alias), and a store between the
+        // loads makes the step one round trip to memory per load.
         for (uint i = 0u; i < K; i++) {
             g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
-            ST(dX_, pc.off[5] + xi + i * V, g[i]);
-            if (WRITE_G32) {
-                G32_[pc.off[7] + xi + i * V] = g[i];
-            }
         }
         if (V == 1u) {
             for (uint m = 0u; m < K; m++) {
@@ -122,6 +122,15 @@ void scan_columns() {
                     hp[m] = 0.0;
                 }
             }
+        }
+        at_mul(ai, g, u);
+        for (uint i = 0u; i < K; i++) {
+            ST(dX_, pc.off[5] + xi + i * V, g[i]);
+            if (WRITE_G32) {
+                G32_[pc.off[7] + xi + i * V] = g[i];
+            }
+        }
+        if (V == 1u) {
             uint di = pc.off[4] + a_index(r, t);
             for (uint i = 0u; i < K; i++) {
                 for (uint m = 0u; m < K; m++) {
@@ -129,7 +138,6 @@ void scan_columns() {
                 }
             }
         }
-        at_mul(ai, g, u);
     }
     if (r.j == 0u && HAS_INIT) {
         for (uint i = 0u; i < K; i++) {

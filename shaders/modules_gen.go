@@ -67,7 +67,7 @@ var modules = []module{
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
 	"affine.glsl":                      "f4b7ff794c7b9b9275a9afee581ed191864d2b6ef03deadfd870102fd697c140",
-	"affine_bwd.glsl":                  "2c40647139efcdd3fb538e0c015dbd8b0532e7619fdd1bef782659a4656dc165",
+	"affine_bwd.glsl":                  "6f923fe74b465c3c5f59fc560f497fed0fbbba32b855d65fb84979b0321fe531",
 	"affine_fwd.glsl":                  "fb218175ebf87214abe1b05883741597fb6bcd392815cf151bf3563fef725356",
 	"affine_rows.glsl":                 "b73dccc585d2df6485bc8ec0babd57f3fc267f44db372387d0a65b0cb5944e0b",
 	"chunks.glsl":                      "a512d9fe23218666ebb814d037c548837ca0c80ab8106a89a7c64195c3e552de",
