@@ -44,21 +44,34 @@ void main() {
         // h_{t-1} is loaded with the inputs, not at its store: a load after a
         // store that may alias it waits for it, which would cost a memory
         // round trip per step.
+        // A whole chunk (all L steps inside T, past step 0, the unit live:
+        // every chunk but the first and those of the last segment) loads
+        // and stores without a test per step.
+        bool whole = l.live && t0 > 0u && t0 + L <= pc.T;
         RAW ra[L];
         RAW rd[L];
         RAW rh[L];
-        [[unroll]] for (uint s = 0u; s < L; s++) {
-            ra[s] = RAW_OF(1.0);
-            rd[s] = RAW_OF(0.0);
-            rh[s] = RAW_OF(0.0);
-            if (l.live && t0 + s < pc.T) {
+        if (whole) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
                 uint i = base + (t0 + s) * pc.N;
                 LDV(ra[s], a_, pc.off[0] + i, l.two);
                 LDV(rd[s], dh_, pc.off[3] + i, l.two);
-                if (t0 + s > 0u) {
-                    LDV(rh[s], h_, pc.off[2] + i - pc.N, l.two);
-                } else if (HAS_INIT) {
-                    LDV(rh[s], h0_, pc.off[1] + l.b * pc.N + l.d, l.two);
+                LDV(rh[s], h_, pc.off[2] + i - pc.N, l.two);
+            }
+        } else {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
+                ra[s] = RAW_OF(1.0);
+                rd[s] = RAW_OF(0.0);
+                rh[s] = RAW_OF(0.0);
+                if (l.live && t0 + s < pc.T) {
+                    uint i = base + (t0 + s) * pc.N;
+                    LDV(ra[s], a_, pc.off[0] + i, l.two);
+                    LDV(rd[s], dh_, pc.off[3] + i, l.two);
+                    if (t0 + s > 0u) {
+                        LDV(rh[s], h_, pc.off[2] + i - pc.N, l.two);
+                    } else if (HAS_INIT) {
+                        LDV(rh[s], h0_, pc.off[1] + l.b * pc.N + l.d, l.two);
+                    }
                 }
             }
         }
@@ -112,15 +125,25 @@ void main() {
             carry = y;
             continue;
         }
-        [[unroll]] for (uint s = L; s > 0u; s--) {
-            VAL g = WIDENV(rd[s - 1u]) + u;
-            uint t = t0 + s - 1u;
-            if (l.live && t < pc.T) {
-                uint i = base + t * pc.N;
+        if (whole) {
+            [[unroll]] for (uint s = L; s > 0u; s--) {
+                VAL g = WIDENV(rd[s - 1u]) + u;
+                uint i = base + (t0 + s - 1u) * pc.N;
                 STV(db_, pc.off[5] + i, g, l.two);
                 STV(da_, pc.off[4] + i, g * WIDENV(rh[s - 1u]), l.two);
+                u = WIDENV(ra[s - 1u]) * g;
             }
-            u = WIDENV(ra[s - 1u]) * g;
+        } else {
+            [[unroll]] for (uint s = L; s > 0u; s--) {
+                VAL g = WIDENV(rd[s - 1u]) + u;
+                uint t = t0 + s - 1u;
+                if (l.live && t < pc.T) {
+                    uint i = base + t * pc.N;
+                    STV(db_, pc.off[5] + i, g, l.two);
+                    STV(da_, pc.off[4] + i, g * WIDENV(rh[s - 1u]), l.two);
+                }
+                u = WIDENV(ra[s - 1u]) * g;
+            }
         }
         if (CHUNKS == 1u) {
             carry = u;

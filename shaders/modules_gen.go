@@ -83,7 +83,7 @@ var sourceDigests = map[string]string{
 	"givens_scan_sg_bwd.comp":          "1059aa21167bef135b01e0461a6e7bf1dd1dad6ba9f156c401775370fed785db",
 	"givens_scan_sg_fwd.comp":          "69771d28618cf279702cd65b7850895b4ed858171413cd90da34828456cf68e3",
 	"givens_sg.glsl":                   "1321db004f609b4a74fd5f59aa9239ed6f618f53cbbb3bbc170d41f2e3ebaab3",
-	"linear_scan_bwd.comp":             "954a0294eb747f4b4ac8ad59cf416a3587ab22c19735c220321fa2e2ceeb6c4f",
+	"linear_scan_bwd.comp":             "9f0de99444d4f93ef40bbdf63e8285666ef9db06e40a52f626aa1ae12aa1aa41",
 	"linear_scan_fwd.comp":             "4416163096b6d706b1be9bcfa4dab386ac0b64a5a4ff67f7e97010ab2a64d4d1",
 	"logspace.glsl":                    "6db7a0e030b605f4e1e80203e5b204e82ae18549137eb8d4a21c2fd02f1f5e5e",
 	"matrix_affine_scan_bwd.comp":      "ae65f960b74edd83577585af233222ea0c7053e809c1ab1fee23278bcc399a45",
@@ -92,6 +92,6 @@ var sourceDigests = map[string]string{
 	"matrix_affine_scan_rows_fwd.comp": "c3fd701400fc61b98fce93928d042350b2d1c8c8aa310e7aec6e59a5d76a98e0",
 	"matrix_scan_bwd.comp":             "0273c81d18eb0e54475c6be458d0534ab393a5f3451e9718bbbc1b0be20b5b5f",
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
-	"parallel_scan_log_bwd.comp":       "f2d36f4bc72edb6cd1b8d31e6b7de29bc6d38e3c85141eec978e6d93fc37605b",
+	"parallel_scan_log_bwd.comp":       "ac56dbb2d44750d816e7b17e1a115d0a511e02005989c5aca66fb6b47fb8ed5b",
 	"parallel_scan_log_fwd.comp":       "645483a081dec359fdb026693a0fb801e4efc06977bc25abb89f376542a1609c",
 }

@@ -60,20 +60,34 @@ void main() {
         // h_{t-1} and log_values_{t+1} are loaded with the inputs, not at
         // their stores: a load after a store that may alias it waits for it,
         // which would cost a memory round trip per step.
+        // A whole chunk (all L steps inside T, past step 0, the unit live:
+        // every chunk but the first and those of the last segment) loads
+        // and stores without a test per step.
+        bool whole = l.live && t0 > 0u && t0 + L <= pc.T;
         RAW rc[L];
         RAW rd[L];
         RAW rh[L];
         RAW rv[L];
-        [[unroll]] for (uint s = 0u; s < L; s++) {
-            rc[s] = RAW_OF(0.0);
-            rd[s] = RAW_OF(0.0);
-            rh[s] = RAW_OF(1.0);
-            rv[s] = RAW_OF(0.0);
-            if (l.live && t0 + s < pc.T) {
+        if (whole) {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
                 uint i = base + (t0 + s) * pc.N;
                 LDV(rc[s], lc_, pc.off[0] + i, l.two);
                 LDV(rd[s], dh_, pc.off[3] + i, l.two);
-                LD_STEP(rh[s], rv[s], l, i, vbase, t0 + s);
+                LDV(rh[s], h_, pc.off[2] + i - pc.N, l.two);
+                LDV(rv[s], lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
+            }
+        } else {
+            [[unroll]] for (uint s = 0u; s < L; s++) {
+                rc[s] = RAW_OF(0.0);
+                rd[s] = RAW_OF(0.0);
+                rh[s] = RAW_OF(1.0);
+                rv[s] = RAW_OF(0.0);
+                if (l.live && t0 + s < pc.T) {
+                    uint i = base + (t0 + s) * pc.N;
+                    LDV(rc[s], lc_, pc.off[0] + i, l.two);
+                    LDV(rd[s], dh_, pc.off[3] + i, l.two);
+                    LD_STEP(rh[s], rv[s], l, i, vbase, t0 + s);
+                }
             }
         }
         VAL u = carry;
@@ -129,14 +143,24 @@ void main() {
             carry = y;
             continue;
         }
-        [[unroll]] for (uint s = L; s > 0u; s--) {
-            VAL g = WIDENV(rd[s - 1u]) + u;
-            uint st = t0 + s - 1u;
-            VAL c = WIDENV(rc[s - 1u]);
-            if (l.live && st < pc.T) {
+        if (whole) {
+            [[unroll]] for (uint s = L; s > 0u; s--) {
+                VAL g = WIDENV(rd[s - 1u]) + u;
+                uint st = t0 + s - 1u;
+                VAL c = WIDENV(rc[s - 1u]);
                 store_step(l, base + st * pc.N, vbase, st, g, c, lv0, rh[s - 1u], rv[s - 1u]);
+                u = exp(c) * g;
             }
-            u = exp(c) * g;
+        } else {
+            [[unroll]] for (uint s = L; s > 0u; s--) {
+                VAL g = WIDENV(rd[s - 1u]) + u;
+                uint st = t0 + s - 1u;
+                VAL c = WIDENV(rc[s - 1u]);
+                if (l.live && st < pc.T) {
+                    store_step(l, base + st * pc.N, vbase, st, g, c, lv0, rh[s - 1u], rv[s - 1u]);
+                }
+                u = exp(c) * g;
+            }
         }
         if (CHUNKS == 1u) {
             carry = u;
