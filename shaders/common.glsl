@@ -82,11 +82,24 @@ float bf16_to_f32(uint h) {
     return uintBitsToFloat(h << 16);
 }
 
-// Round to nearest even; NaN stays a quiet NaN.
-uint f32_to_bf16(float f) {
+// bf16_round_bits returns the bits of f rounded to nearest even in their
+// upper 16 bits (the lower 16 are junk): add 0x7fff plus the lowest kept
+// bit, so a carry rounds up. A NaN (one float comparison) first has its
+// lower half cleared and its quiet bit set, so the addition cannot carry
+// out of it: it stays a quiet NaN with its sign and upper payload. About
+// half the integer operations of testing the exponent bits for NaN and
+// forming that result apart, which counts where a 16-bit kernel is bound
+// by its instruction issue.
+uint bf16_round_bits(float f) {
     uint b = floatBitsToUint(f);
-    uint r = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
-    return ((b & 0x7fffffffu) > 0x7f800000u) ? ((b >> 16) | 0x40u) : r;
+    b = isnan(f) ? ((b & 0xffff0000u) | 0x00400000u) : b;
+    return b + 0x7fffu + bitfieldExtract(b, 16, 1);
+}
+
+// Round to nearest even; NaN stays a quiet NaN (sign and upper payload
+// kept, as scans.BF16FromFloat32 does).
+uint f32_to_bf16(float f) {
+    return bf16_round_bits(f) >> 16;
 }
 
 #if defined(DT_F32)
@@ -159,7 +172,11 @@ uint NARROW2(vec2 v) {
     return f32_to_f16_any(v.x) | (f32_to_f16_any(v.y) << 16);
 }
 #else
-#define NARROW2(v) (NARROW((v).x) | (NARROW((v).y) << 16))
+// Two roundings and one merge of their upper halves (a byte permute on
+// most GPUs).
+uint NARROW2(vec2 v) {
+    return (bf16_round_bits(v.x) >> 16) | (bf16_round_bits(v.y) & 0xffff0000u);
+}
 #endif
 
 // LDW sets the uint w to the word of elements i and i+1 (i in the low

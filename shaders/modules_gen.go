@@ -71,7 +71,7 @@ var sourceDigests = map[string]string{
 	"affine_fwd.glsl":                  "fb218175ebf87214abe1b05883741597fb6bcd392815cf151bf3563fef725356",
 	"affine_rows.glsl":                 "b73dccc585d2df6485bc8ec0babd57f3fc267f44db372387d0a65b0cb5944e0b",
 	"chunks.glsl":                      "a512d9fe23218666ebb814d037c548837ca0c80ab8106a89a7c64195c3e552de",
-	"common.glsl":                      "8b838e65a0505aef7ae9c73adbd487b7caed76bc68ea1c2da4e34518c7359c14",
+	"common.glsl":                      "e5a34b2bed0a234b9004d8ffc9e7d646a1cc93c49773c4b25fc3a23cb8bc6ce8",
 	"copy.comp":                        "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
 	"empty.comp":                       "5b02b55551db6fd9f9061d4d3410eae8857acc399bcff2dff91a5ec1e071e810",
 	"f16.glsl":                         "c4f4cc7c56177ebf51ee88e5e0c8e8ff2d2917281f3894b01a5f502a10184354",
