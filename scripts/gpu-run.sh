@@ -60,8 +60,10 @@ hold_clocks() {
 release_clocks() { [ -n "$holder" ] && kill "$holder"; holder=; }
 # VK_SHORT=1 runs the Vulkan conformance on the trimmed matrix.
 vkargs=; [ "${VK_SHORT:-0}" = 1 ] && vkargs=-test.short
-# VK_RUN, a -test.run pattern, picks the Vulkan tests of the conformance mode.
+# VK_RUN and CUDA_RUN, -test.run patterns, pick the Vulkan and the CUDA
+# tests of the conformance modes.
 [ -n "${VK_RUN:-}" ] && vkargs="$vkargs -test.run $VK_RUN"
+cudaargs=; [ -n "${CUDA_RUN:-}" ] && cudaargs="-test.run $CUDA_RUN"
 
 rc=0
 # tests NAME CMD...: runs a test binary into $RES/NAME.log and prints its
@@ -76,7 +78,7 @@ for m in $modes; do
   conformance|cuda-conformance|vk-conformance)
     if [ "$m" != vk-conformance ]; then
       echo "== CUDA conformance"
-      tests cuda-conformance .build/cuda.test -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s}
+      tests cuda-conformance .build/cuda.test $cudaargs -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s}
     fi
     if [ "$m" != cuda-conformance ]; then
       echo "== Vulkan conformance"
@@ -121,9 +123,10 @@ for m in $modes; do
     fi
     ;;
   sweep)
-    echo "== Vulkan tiled-kernel layout sweep"
+    # VK_SWEEP_SETS picks the parts (vk/sweep_test.go; default all).
+    echo "== Vulkan layout sweep"
     hold_clocks
-    MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
+    MINGRU_VK_SWEEP_SETS="${VK_SWEEP_SETS:-}" MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/vk-sweep.log"
     release_clocks
     ;;

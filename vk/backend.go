@@ -29,6 +29,10 @@ type config struct {
 	noSubgroup   bool
 	givensChunks int
 	givensDepth  int
+	// Tests: run the row layout of matrix_affine_scan with workgroups of
+	// this many invocations, or a ring of this many steps.
+	rowsWG   int
+	rowsRing int
 	// Tests: softF16 widens and narrows f16 with the integer conversions
 	// even where the device's instructions are exact (no probes run);
 	// hwNarrow narrows f16 with packHalf2x16 without probing it, so that

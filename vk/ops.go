@@ -328,10 +328,17 @@ func (c *call) rows(dir scans.Direction) kernel {
 		module = "matrix_affine_scan_rows_bwd_" + c.dt.String()
 	}
 	k := kernel{module: module, T: uint32(d.T), N: uint32(d.N)}
-	k.spec[specWG] = uint32(rowsWG / d.K * d.K)
+	wg := rowsWG
+	if c.b.cfg.rowsWG > 0 {
+		wg = c.b.cfg.rowsWG
+	}
+	k.spec[specWG] = uint32(wg / d.K * d.K)
 	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
 	k.spec[specChunks], k.spec[specTile] = 1, 1
 	k.spec[specRing] = uint32(rowRing(d.K, d.V, c.dt.Size(), dir == scans.Backward))
+	if c.b.cfg.rowsRing > 0 {
+		k.spec[specRing] = uint32(c.b.cfg.rowsRing)
+	}
 	k.invPerBatch = int64(d.N) * int64(d.K)
 	return k
 }

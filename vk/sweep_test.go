@@ -22,7 +22,11 @@ import (
 // one tab-separated row per timing to that file (and the log). It is how
 // the rules in plan.go are chosen and rechecked on a new device; without
 // the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
-// (comma-separated; default all): long, large, aligned, givens. The givens
+// (comma-separated; default all): long, large, aligned, givens, rows. The
+// rows part times matrix_affine_scan at the large shape in the row layout
+// (f32, forward and forward+backward) under workgroups of 32 to 128
+// invocations and rings of 1 to 8 steps; its rows say "rows" and give the
+// workgroup as the tile and the ring as the chunks. The givens
 // part times givens_scan at the lab and long-T shapes (and the large
 // forward) with the kernels without subgroup operations and with the
 // subgroup kernels under every chunk count and ring depths 4 and 16; its
@@ -87,7 +91,7 @@ func TestLayoutSweep(t *testing.T) {
 	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
 	sets := os.Getenv("MINGRU_VK_SWEEP_SETS")
 	if sets == "" {
-		sets = "long,large,aligned,givens"
+		sets = "long,large,aligned,givens,rows"
 	}
 	want := func(set string) bool { return strings.Contains(","+sets+",", ","+set+",") }
 	// grid times op at dims under every tile width of tiles and chunk
@@ -191,6 +195,24 @@ func TestLayoutSweep(t *testing.T) {
 						b.cfg.givensChunks, b.cfg.givensDepth = chunks, depth
 						row(sh.name, op, sh.dims, scans.F32, mode, 0, chunks, chunks == rc && depth == rd)
 					}
+				}
+			}
+		}
+		kernelName = "tiled"
+	}
+	// rows: matrix_affine_scan at the large shape in the row layout, f32,
+	// under every workgroup size and ring depth; the rule's pair marked.
+	if want("rows") {
+		defer func() { b.cfg.rowsWG, b.cfg.rowsRing = 0, 0 }()
+		op := scans.OpMatrixAffineScan
+		dims := large.Dims(op)
+		kernelName = "rows"
+		for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+			for _, wg := range []int{32, 64, 128} {
+				for _, ring := range []int{1, 2, 4, 8} {
+					b.cfg.rowsWG, b.cfg.rowsRing = wg, ring
+					rule := wg == rowsWG && ring == rowRing(dims.K, dims.V, 4, mode == bench.ModeBackward)
+					row("large", op, dims, scans.F32, mode, wg, ring, rule)
 				}
 			}
 		}
