@@ -92,6 +92,6 @@ var sourceDigests = map[string]string{
 	"matrix_affine_scan_rows_fwd.comp": "c3fd701400fc61b98fce93928d042350b2d1c8c8aa310e7aec6e59a5d76a98e0",
 	"matrix_scan_bwd.comp":             "0273c81d18eb0e54475c6be458d0534ab393a5f3451e9718bbbc1b0be20b5b5f",
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
-	"parallel_scan_log_bwd.comp":       "ac56dbb2d44750d816e7b17e1a115d0a511e02005989c5aca66fb6b47fb8ed5b",
+	"parallel_scan_log_bwd.comp":       "4e0fde0c6820c84319ea5923ffc8b31b54e302ad59d81d1fa49e2d5474de0eb2",
 	"parallel_scan_log_fwd.comp":       "645483a081dec359fdb026693a0fb801e4efc06977bc25abb89f376542a1609c",
 }

@@ -62,8 +62,15 @@ void main() {
         // which would cost a memory round trip per step.
         // A whole chunk (all L steps inside T, past step 0, the unit live:
         // every chunk but the first and those of the last segment) loads
-        // and stores without a test per step.
+        // and stores without a test per step: in the 16-bit types only. On
+        // an H200 at the large shape it took 2% (f16) and 10% (bf16) off
+        // the backward, and made the f32 one 6% slower (0.90 to 0.95 ms),
+        // whose step is bound by its arithmetic, not its instruction count.
+#if defined(DT_F32)
+        bool whole = false;
+#else
         bool whole = l.live && t0 > 0u && t0 + L <= pc.T;
+#endif
         RAW rc[L];
         RAW rd[L];
         RAW rh[L];
