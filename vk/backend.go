@@ -30,9 +30,10 @@ type config struct {
 	givensChunks int
 	givensDepth  int
 	// Tests: run the row layout of matrix_affine_scan with workgroups of
-	// this many invocations, or a ring of this many steps.
-	rowsWG   int
-	rowsRing int
+	// this many invocations, or a ring of this many steps (index 0 the
+	// forward, 1 the backward).
+	rowsWG   [2]int
+	rowsRing [2]int
 	// Tests: softF16 widens and narrows f16 with the integer conversions
 	// even where the device's instructions are exact (no probes run);
 	// hwNarrow narrows f16 with packHalf2x16 without probing it, so that

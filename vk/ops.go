@@ -320,7 +320,7 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 }
 
 // rows is the kernel of matrix_affine_scan in the row layout (see
-// blockRows): rowsWG/k lanes of k invocations per workgroup.
+// blockRows): wg/k lanes of k invocations per workgroup (rowWorkgroup).
 func (c *call) rows(dir scans.Direction) kernel {
 	d := c.dims
 	module := "matrix_affine_scan_rows_fwd_" + c.dt.String()
@@ -328,17 +328,23 @@ func (c *call) rows(dir scans.Direction) kernel {
 		module = "matrix_affine_scan_rows_bwd_" + c.dt.String()
 	}
 	k := kernel{module: module, T: uint32(d.T), N: uint32(d.N)}
-	wg := rowsWG
-	if c.b.cfg.rowsWG > 0 {
-		wg = c.b.cfg.rowsWG
+	bwd := dir == scans.Backward
+	wg := rowWorkgroup(d.B, d.N, d.K, d.V, bwd, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	ring := rowRing(d.K, d.V, c.dt.Size(), bwd)
+	di := 0
+	if bwd {
+		di = 1
+	}
+	if c.b.cfg.rowsWG[di] > 0 {
+		wg = c.b.cfg.rowsWG[di]
+	}
+	if c.b.cfg.rowsRing[di] > 0 {
+		ring = c.b.cfg.rowsRing[di]
 	}
 	k.spec[specWG] = uint32(wg / d.K * d.K)
 	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
 	k.spec[specChunks], k.spec[specTile] = 1, 1
-	k.spec[specRing] = uint32(rowRing(d.K, d.V, c.dt.Size(), dir == scans.Backward))
-	if c.b.cfg.rowsRing > 0 {
-		k.spec[specRing] = uint32(c.b.cfg.rowsRing)
-	}
+	k.spec[specRing] = uint32(ring)
 	k.invPerBatch = int64(d.N) * int64(d.K)
 	return k
 }

@@ -270,10 +270,29 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 // row layout; long-T (128 lanes, 1024 invocations, T = 1024) keeps the
 // column layout with 32 chunks of 32 steps, whose chain is 30 times
 // shorter.
+//
+// A workgroup holds rowsWG invocations (rowsWG/k lanes), and the forward's
+// rowsWGWide where it has at least rowsWideInvocations (rowWorkgroup):
+// timed on an H200 at the large shape (vk/sweep_test.go, part "rows"), the
+// forward ran in 3.71 ms with 64 and a ring of 8 against 4.96 ms with 32
+// (4.03 ms with 32 and a ring of 4, 4.15 ms with 128), while fewer lanes
+// keep more, smaller workgroups to spread over the compute units.
 const (
-	rowsWG             = 32
-	rowsMinInvocations = 1 << 13
+	rowsWG              = 32
+	rowsWGWide          = 64
+	rowsWideInvocations = 1 << 14
+	rowsMinInvocations  = 1 << 13
 )
+
+// rowWorkgroup is the workgroup size of the row layout in the given
+// direction (see rowsWG).
+func rowWorkgroup(B, N, K, V int, bwd bool, maxWG, maxShared int) int {
+	if !bwd && int64(B)*int64(N)*int64(K) >= rowsWideInvocations && rowsWGWide <= maxWG &&
+		2*rowsWGWide*V*4 <= maxShared {
+		return rowsWGWide
+	}
+	return rowsWG
+}
 
 func blockRows(B, T, N, K, V, maxWG, maxShared int) bool {
 	if K < 2 || V < 2 || K > rowsWG || 2*rowsWG*(2*V+K)*4 > maxShared || rowsWG > maxWG {

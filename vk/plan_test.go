@@ -231,6 +231,27 @@ func TestBlockRows(t *testing.T) {
 	}
 }
 
+// TestRowWorkgroup: the row layout's forward takes workgroups of 64 at
+// the large shape, where it has lanes enough, and where the device allows
+// them; the backward and the lab shape keep 32.
+func TestRowWorkgroup(t *testing.T) {
+	for _, c := range []struct {
+		B, N, K, V int
+		bwd        bool
+		maxWG      int
+		wg         int
+	}{
+		{32, 128, 8, 8, false, 1024, 64}, // large
+		{32, 128, 8, 8, true, 1024, 32},
+		{128, 8, 8, 8, false, 1024, 32}, // lab: 8192 invocations
+		{32, 128, 8, 8, false, 32, 32},  // the device's limit
+	} {
+		if got := rowWorkgroup(c.B, c.N, c.K, c.V, c.bwd, c.maxWG, 32<<10); got != c.wg {
+			t.Errorf("%+v: workgroup %d", c, got)
+		}
+	}
+}
+
 func TestRowRing(t *testing.T) {
 	for _, c := range []struct {
 		K, V, esize int

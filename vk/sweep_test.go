@@ -23,10 +23,10 @@ import (
 // the rules in plan.go are chosen and rechecked on a new device; without
 // the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
 // (comma-separated; default all): long, large, aligned, givens, rows. The
-// rows part times matrix_affine_scan at the large shape in the row layout
-// (f32, forward and forward+backward) under workgroups of 32 to 128
-// invocations and rings of 1 to 8 steps; its rows say "rows" and give the
-// workgroup as the tile and the ring as the chunks. The givens
+// rows part times matrix_affine_scan in the row layout (f32) under
+// workgroups of 32 to 128 invocations and rings of 2 to 8 steps; its rows
+// say "rows" and give the workgroup as the tile and the ring as the
+// chunks. The givens
 // part times givens_scan at the lab and long-T shapes (and the large
 // forward) with the kernels without subgroup operations and with the
 // subgroup kernels under every chunk count and ring depths 4 and 16; its
@@ -200,20 +200,41 @@ func TestLayoutSweep(t *testing.T) {
 		}
 		kernelName = "tiled"
 	}
-	// rows: matrix_affine_scan at the large shape in the row layout, f32,
-	// under every workgroup size and ring depth; the rule's pair marked.
+	// rows: matrix_affine_scan in the row layout, f32: the forward at the
+	// lab and large shapes under workgroups of 32 to 128 invocations and
+	// rings of 4 and 8, then at the large shape the forward+backward with
+	// the forward at the rule's layout and the backward under workgroups
+	// of 32 to 128 and rings of 2 and 4. The rule's rows are marked.
 	if want("rows") {
-		defer func() { b.cfg.rowsWG, b.cfg.rowsRing = 0, 0 }()
+		defer func() { b.cfg.rowsWG, b.cfg.rowsRing = [2]int{}, [2]int{} }()
 		op := scans.OpMatrixAffineScan
-		dims := large.Dims(op)
+		lab, err := bench.ShapeByName("lab")
+		if err != nil {
+			t.Fatal(err)
+		}
 		kernelName = "rows"
-		for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+		for _, sh := range []struct {
+			name string
+			dims scans.Dims
+		}{{"lab", lab.Dims(op)}, {"large", large.Dims(op)}} {
+			dims := sh.dims
 			for _, wg := range []int{32, 64, 128} {
-				for _, ring := range []int{1, 2, 4, 8} {
-					b.cfg.rowsWG, b.cfg.rowsRing = wg, ring
-					rule := wg == rowsWG && ring == rowRing(dims.K, dims.V, 4, mode == bench.ModeBackward)
-					row("large", op, dims, scans.F32, mode, wg, ring, rule)
+				for _, ring := range []int{4, 8} {
+					b.cfg.rowsWG[0], b.cfg.rowsRing[0] = wg, ring
+					rule := wg == rowWorkgroup(dims.B, dims.N, dims.K, dims.V, false, d.maxWorkgroup(), d.maxSharedMemory()) &&
+						ring == rowRing(dims.K, dims.V, 4, false)
+					row(sh.name, op, dims, scans.F32, bench.ModeForward, wg, ring, rule)
 				}
+			}
+		}
+		b.cfg.rowsWG[0], b.cfg.rowsRing[0] = 0, 0
+		dims := large.Dims(op)
+		for _, wg := range []int{32, 64, 128} {
+			for _, ring := range []int{2, 4} {
+				b.cfg.rowsWG[1], b.cfg.rowsRing[1] = wg, ring
+				rule := wg == rowWorkgroup(dims.B, dims.N, dims.K, dims.V, true, d.maxWorkgroup(), d.maxSharedMemory()) &&
+					ring == rowRing(dims.K, dims.V, 4, true)
+				row("large", op, dims, scans.F32, bench.ModeBackward, wg, ring, rule)
 			}
 		}
 		kernelName = "tiled"
