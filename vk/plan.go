@@ -246,9 +246,9 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 }
 
 // The row layout of matrix_affine_scan (shaders/affine_rows.glsl): one
-// invocation per row of a lane's kxv state, R = rowsWG/k lanes per
-// workgroup, T walked in one piece with the loads of the next ring steps
-// in flight (rowRing). Every input element is read once, in contiguous
+// invocation per row of a lane's kxv state, R = wg/k lanes per
+// workgroup (rowWorkgroup), T walked in one piece with the loads of the
+// next ring steps in flight (rowRing). Every input element is read once, in contiguous
 // rows, where the column layout reads A_t in each of its v invocations
 // and, when it chunks T, reads A and X twice.
 //
@@ -271,31 +271,30 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 // column layout with 32 chunks of 32 steps, whose chain is 30 times
 // shorter.
 //
-// A workgroup holds rowsWG invocations (rowsWG/k lanes), and the forward's
-// rowsWGWide where it has at least rowsWideInvocations (rowWorkgroup):
-// timed on an H200 at the large shape (vk/sweep_test.go, part "rows"), the
-// forward ran in 3.71 ms with 64 and a ring of 8 against 4.96 ms with 32
-// (4.03 ms with 32 and a ring of 4, 4.15 ms with 128), while fewer lanes
-// keep more, smaller workgroups to spread over the compute units.
+// A workgroup holds rowsWGFwd invocations forward (rowsWGFwd/k lanes)
+// and rowsWGBwd backward, or rowsWGBwd both ways where the device cannot
+// hold the larger (rowWorkgroup). Timed on an H200 (vk/sweep_test.go, part
+// "rows"; f32, k = v = 8, the rings of rowRing): the forward at the large
+// shape ran in 3.73 ms with 64 against 5.04 ms with 32 (4.19 ms with 128),
+// and at the lab shape in 35.4 against 45.6 us; the backward was fastest
+// with 32 (15.08 ms forward+backward, 16.05 with 64, 16.81 with 128).
 const (
-	rowsWG              = 32
-	rowsWGWide          = 64
-	rowsWideInvocations = 1 << 14
-	rowsMinInvocations  = 1 << 13
+	rowsWGFwd          = 64
+	rowsWGBwd          = 32
+	rowsMinInvocations = 1 << 13
 )
 
 // rowWorkgroup is the workgroup size of the row layout in the given
-// direction (see rowsWG).
-func rowWorkgroup(B, N, K, V int, bwd bool, maxWG, maxShared int) int {
-	if !bwd && int64(B)*int64(N)*int64(K) >= rowsWideInvocations && rowsWGWide <= maxWG &&
-		2*rowsWGWide*V*4 <= maxShared {
-		return rowsWGWide
+// direction (see rowsWGFwd).
+func rowWorkgroup(V int, bwd bool, maxWG, maxShared int) int {
+	if !bwd && rowsWGFwd <= maxWG && 2*rowsWGFwd*V*4 <= maxShared {
+		return rowsWGFwd
 	}
-	return rowsWG
+	return rowsWGBwd
 }
 
 func blockRows(B, T, N, K, V, maxWG, maxShared int) bool {
-	if K < 2 || V < 2 || K > rowsWG || 2*rowsWG*(2*V+K)*4 > maxShared || rowsWG > maxWG {
+	if K < 2 || V < 2 || K > rowsWGBwd || 2*rowsWGBwd*(2*V+K)*4 > maxShared || rowsWGBwd > maxWG {
 		return false
 	}
 	if int64(B)*int64(N)*int64(K) >= rowsMinInvocations {

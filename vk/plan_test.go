@@ -231,22 +231,22 @@ func TestBlockRows(t *testing.T) {
 	}
 }
 
-// TestRowWorkgroup: the row layout's forward takes workgroups of 64 at
-// the large shape, where it has lanes enough, and where the device allows
-// them; the backward and the lab shape keep 32.
+// TestRowWorkgroup: the row layout's forward takes workgroups of 64
+// where the device allows them; the backward keeps 32.
 func TestRowWorkgroup(t *testing.T) {
 	for _, c := range []struct {
-		B, N, K, V int
-		bwd        bool
-		maxWG      int
-		wg         int
+		V         int
+		bwd       bool
+		maxWG     int
+		maxShared int
+		wg        int
 	}{
-		{32, 128, 8, 8, false, 1024, 64}, // large
-		{32, 128, 8, 8, true, 1024, 32},
-		{128, 8, 8, 8, false, 1024, 32}, // lab: 8192 invocations
-		{32, 128, 8, 8, false, 32, 32},  // the device's limit
+		{8, false, 1024, 32 << 10, 64},
+		{8, true, 1024, 32 << 10, 32},
+		{8, false, 32, 32 << 10, 32},   // the device's workgroup limit
+		{16, false, 1024, 6 << 10, 32}, // its shared memory: 2*64*16 floats do not fit
 	} {
-		if got := rowWorkgroup(c.B, c.N, c.K, c.V, c.bwd, c.maxWG, 32<<10); got != c.wg {
+		if got := rowWorkgroup(c.V, c.bwd, c.maxWG, c.maxShared); got != c.wg {
 			t.Errorf("%+v: workgroup %d", c, got)
 		}
 	}
