@@ -1,5 +1,5 @@
-// Body of the block backward kernel; included by matrix_affine_scan_bwd.comp
-// and matrix_scan_bwd.comp. One reverse scan per column (see affine.glsl):
+// Body of the block backward kernel; included by
+// matrix_affine_scan_bwd.comp. One reverse scan per column (see affine.glsl):
 //   G_t = dH_t + A_{t+1}^T G_{t+1},  dX_t = G_t,  dH0 = A_0^T G_0,
 //   dA_t = G_t H_{t-1}^T = sum over columns c of G_t[:,c] H_{t-1}[:,c]^T.
 // With V = 1 a column is the whole block and dA is written in the same pass

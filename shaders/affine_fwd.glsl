@@ -1,5 +1,5 @@
 // Body of the block forward kernel (see affine.glsl); included by
-// matrix_affine_scan_fwd.comp and matrix_scan_fwd.comp.
+// matrix_affine_scan_fwd.comp.
 
 IN_BUFFER(0, A_)
 IN_BUFFER(1, X_)

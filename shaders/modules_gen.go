@@ -67,8 +67,8 @@ var modules = []module{
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
 	"affine.glsl":                      "f4b7ff794c7b9b9275a9afee581ed191864d2b6ef03deadfd870102fd697c140",
-	"affine_bwd.glsl":                  "6f923fe74b465c3c5f59fc560f497fed0fbbba32b855d65fb84979b0321fe531",
-	"affine_fwd.glsl":                  "fb218175ebf87214abe1b05883741597fb6bcd392815cf151bf3563fef725356",
+	"affine_bwd.glsl":                  "d652f0ca083282e056386fdd7d28f62f8dbf700c7a65570b80dbadcf650fd72e",
+	"affine_fwd.glsl":                  "adda1f0c839a24a77e878606acc881a0b61b3ef7ba76da0f00f4f1659e06de44",
 	"affine_rows.glsl":                 "b73dccc585d2df6485bc8ec0babd57f3fc267f44db372387d0a65b0cb5944e0b",
 	"chunks.glsl":                      "a512d9fe23218666ebb814d037c548837ca0c80ab8106a89a7c64195c3e552de",
 	"common.glsl":                      "e5a34b2bed0a234b9004d8ffc9e7d646a1cc93c49773c4b25fc3a23cb8bc6ce8",
