@@ -88,7 +88,9 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		// registers, 6*C*W floats of aggregates (matrix_scan.cu).
 		w := affineTile(B, N, occ)
 		lanes := B * ((N + w - 1) / w)
-		c := chunkCount(T, lanes, w, occ, func(c int) bool { return matrixScanShared(w, c) <= maxShared })
+		c := chunkCount(T, lanes, w, occ, func(c int) bool {
+			return matrixScanShared(w, c) <= maxShared && (!bwd || w*c <= msMaxThreadsBwd)
+		})
 		p.grid, p.bx, p.by, p.shared = lanes, w, c, matrixScanShared(w, c)
 		x := []int{B, T, N, 2}
 		if !bwd { // (A, b, h0) -> h
@@ -380,6 +382,10 @@ func affineRowLanes(lanes, k int) int {
 	}
 	return r
 }
+
+// msMaxThreadsBwd mirrors kernels/matrix_scan.cu's MS_MAX_THREADS_BWD,
+// the backward's __launch_bounds__ (the forward's is chunkCount's 1024).
+const msMaxThreadsBwd = 512
 
 // affineMaxThreads mirrors kernels/affine.cuh's AFFINE_MAX_THREADS, the
 // kernels' __launch_bounds__: the largest block the host may launch.
