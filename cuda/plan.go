@@ -89,7 +89,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		w := affineTile(B, N, occ)
 		lanes := B * ((N + w - 1) / w)
 		c := chunkCount(T, lanes, w, occ, func(c int) bool {
-			return matrixScanShared(w, c) <= maxShared && (!bwd || w*c <= msMaxThreadsBwd)
+			return matrixScanShared(w, c) <= maxShared && (!bwd || w*c <= msMaxThreadsBwd(dt))
 		})
 		p.grid, p.bx, p.by, p.shared = lanes, w, c, matrixScanShared(w, c)
 		x := []int{B, T, N, 2}
@@ -385,7 +385,12 @@ func affineRowLanes(lanes, k int) int {
 
 // msMaxThreadsBwd mirrors kernels/matrix_scan.cu's MS_MAX_THREADS_BWD,
 // the backward's __launch_bounds__ (the forward's is chunkCount's 1024).
-const msMaxThreadsBwd = 512
+func msMaxThreadsBwd(dt scans.DType) int {
+	if dt == scans.F32 {
+		return 512
+	}
+	return 1024
+}
 
 // affineMaxThreads mirrors kernels/affine.cuh's AFFINE_MAX_THREADS, the
 // kernels' __launch_bounds__: the largest block the host may launch.

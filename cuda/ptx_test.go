@@ -346,14 +346,18 @@ func TestChunkCount(t *testing.T) {
 	if got := chunkCount(100000, 1, 16, h200, fits); got != 8 {
 		t.Errorf("chunkCount(k=v=16, backward) = %d, want 8 (48 KiB of 48)", got)
 	}
-	// matrix_scan: the backward's blocks stay within its launch bound
-	// (512 threads) where the forward's take 1024.
+	// matrix_scan: the f32 backward's blocks stay within its launch bound
+	// (512 threads) where the forward's and the 16-bit backward's take 1024.
 	long := scans.Dims{B: 2, T: 100000, N: 4224, K: 2, V: 1} // 264 tiles of 32
-	if p := planFor(scans.OpMatrixScan, scans.Forward, long, scans.F32, true, h200); p.bx*p.by != 1024 {
-		t.Errorf("matrix_scan forward, %v: blocks of %dx%d, want 1024 threads", long, p.bx, p.by)
-	}
-	if p := planFor(scans.OpMatrixScan, scans.Backward, long, scans.F32, true, h200); p.bx*p.by != msMaxThreadsBwd {
-		t.Errorf("matrix_scan backward, %v: blocks of %dx%d, want %d threads", long, p.bx, p.by, msMaxThreadsBwd)
+	for _, c := range []struct {
+		dir  scans.Direction
+		dt   scans.DType
+		want int
+	}{{scans.Forward, scans.F32, 1024}, {scans.Backward, scans.F32, 512}, {scans.Backward, scans.BF16, 1024}} {
+		if p := planFor(scans.OpMatrixScan, c.dir, long, c.dt, true, h200); p.bx*p.by != c.want || c.want > 1024 ||
+			(c.dir == scans.Backward && c.want > msMaxThreadsBwd(c.dt)) {
+			t.Errorf("matrix_scan %v %v, %v: blocks of %dx%d, want %d threads", c.dir, c.dt, long, p.bx, p.by, c.want)
+		}
 	}
 	// v = 1 needs no step buffers; its aggregates scale with the tile.
 	if got := affineShared(2, 1, 32, 1, true); got != 0 {

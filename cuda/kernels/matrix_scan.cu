@@ -48,11 +48,20 @@ __device__ constexpr int ms_seg_fwd() {
     return DT == DT_F32 ? MS_SEG : MS_SEG + MS_SEG / 2;
 }
 // MS_MAX_THREADS and MS_MAX_THREADS_BWD are the largest blocks the host
-// launches (the kernels' __launch_bounds__). The backward's 512 leaves a
-// thread 128 registers, room for h_{t-1} of its segment beside A and dh
-// (with 64, ptxas spilled 284 bytes).
+// launches (the kernels' __launch_bounds__). The f32 backward's 512 leaves
+// a thread 128 registers, room for h_{t-1} of its segment beside A and dh
+// (MS_BWD_PRELOAD; with 64, ptxas spilled 284 bytes).
 #define MS_MAX_THREADS 1024
-#define MS_MAX_THREADS_BWD 512
+#define MS_MAX_THREADS_BWD(DT) ((DT) == DT_F32 ? 512 : 1024)
+// MS_BWD_PRELOAD says whether the backward loads h_{t-1} with a segment's
+// other inputs (f32) or at its store (f16, bf16). Loaded at its store, a
+// step's h_{t-1} comes after the stores of the step before, above which
+// the compiler does not move a load: one round trip to memory per step.
+// On an H200 the preload took the f32 backward at the large shape from
+// 1.29 to 1.03 ms (lab 19 to 13 us, long-T 53 to 42 us), but the 16-bit
+// ones from 830 to 900 us (f16) and 806 to 856 us (bf16): at 95
+// registers a thread their blocks of 512 run one to an SM instead of two.
+#define MS_BWD_PRELOAD(DT) ((DT) == DT_F32)
 
 struct MsLane {
     i64 b;    // batch row
@@ -321,41 +330,28 @@ __device__ __forceinline__ void ms_fwd(const void* __restrict__ A, const void* _
     }
 }
 
-// ms_ld2w reads the 2-vector at element offset i (even) into r as loaded:
-// one 8-byte load in f32, one 4-byte word otherwise.
-template <int DT>
-__device__ __forceinline__ void ms_ld2w(const void* __restrict__ p, i64 i, Words<DT, 2>& r) {
-    if constexpr (DT == DT_F32) {
-        ms_ld2<DT>(p, i, r.w[0], r.w[1]);
-    } else {
-        words_ld<DT, 2>(p, i, r);
-    }
-}
-
-// ms_prev loads h_{t-1} of step t, block blk (h0 or zeros at t = 0), into
-// r as loaded.
-template <int DT>
-__device__ __forceinline__ void ms_prev(const MsLane& l, const void* __restrict__ H0,
-                                        const void* __restrict__ H, i64 blk, i64 t, i64 N,
-                                        Words<DT, 2>& r) {
-    if (t > 0) {
-        ms_ld2w<DT>(H, (blk - N) * 2, r);
-    } else if (H0 != nullptr) {
-        ms_ld2w<DT>(H0, (l.b * N + l.n) * 2, r);
-    } else {
-#pragma unroll
-        for (int e = 0; e < Words<DT, 2>::n; e++) {
-            r.w[e] = 0;  // +0 in every element type
-        }
-    }
-}
-
 // ms_store_bwd writes step t's gradients of block blk, G_t = (g0, g1):
-// db_t = G_t and dA_t = G_t h_{t-1}^T, with h_{t-1} as ms_prev loaded it.
+// db_t = G_t and dA_t = G_t h_{t-1}^T, h_{-1} = h0 or 0, reading h_{t-1}
+// here.
 template <int DT>
-__device__ __forceinline__ void ms_store_bwd(void* __restrict__ dA, void* __restrict__ dX, i64 blk,
-                                             float g0, float g1, const Words<DT, 2>& hp) {
-    const float p0 = words_at(hp, 0), p1 = words_at(hp, 1);
+__device__ __forceinline__ void ms_store_bwd(const MsLane& l, const void* __restrict__ H0,
+                                             const void* __restrict__ H, void* __restrict__ dA,
+                                             void* __restrict__ dX, i64 blk, i64 t, i64 N,
+                                             float g0, float g1) {
+    float p0 = 0.0f, p1 = 0.0f;
+    if (t > 0) {
+        ms_ld2<DT>(H, (blk - N) * 2, p0, p1);
+    } else if (H0 != nullptr) {
+        ms_ld2<DT>(H0, (l.b * N + l.n) * 2, p0, p1);
+    }
+    ms_st2<DT>(dX, blk * 2, g0, g1);
+    ms_st4<DT>(dA, blk * 4, g0 * p0, g0 * p1, g1 * p0, g1 * p1);
+}
+
+// ms_store_bwd_pre is ms_store_bwd with h_{t-1} = (p0, p1) loaded before.
+template <int DT>
+__device__ __forceinline__ void ms_store_bwd_pre(void* __restrict__ dA, void* __restrict__ dX, i64 blk,
+                                                 float g0, float g1, float p0, float p1) {
     ms_st2<DT>(dX, blk * 2, g0, g1);
     ms_st4<DT>(dA, blk * 4, g0 * p0, g0 * p1, g1 * p0, g1 * p1);
 }
@@ -364,11 +360,9 @@ __device__ __forceinline__ void ms_store_bwd(void* __restrict__ dA, void* __rest
 // dA_t = G_t h_{t-1}^T; dh0 = A_0^T G_0. The carry into step t from the
 // right is u = A_{t+1}^T G_{t+1}; a chunk maps the carry entering at its
 // end to u -> P u + q, P = A_first^T ... A_last^T. Segments are walked from
-// the last, chunks fold those after them; the registers hold A, dh and
-// h_{t-1} of the chunk's steps, all loaded at the segment's start. (Loaded
-// at its store instead, h_{t-1} came after the stores of the step before,
-// above which the compiler does not move a load: one round trip to memory
-// per step.)
+// the last, chunks fold those after them; the registers hold A and dh of
+// the chunk's steps, and in f32 also h_{t-1}, all loaded at the segment's
+// start (MS_BWD_PRELOAD; the 16-bit types read h_{t-1} at each store).
 template <int DT>
 __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* __restrict__ H0,
                                        const void* __restrict__ H, const void* __restrict__ dH,
@@ -383,17 +377,25 @@ __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* _
     const i64 span = (i64)l.C * MS_SEG;
     for (i64 s0 = (T - 1) / span * span; s0 >= 0; s0 -= span) {
         const i64 t0 = s0 + (i64)l.c * MS_SEG;
-        // A_t, dh_t and h_{t-1} of the chunk's steps.
+        // A_t, dh_t (and in f32 h_{t-1}) of the chunk's steps.
         MsSeg<DT, MS_SEG> seg;
-        Words<DT, 2> hp[MS_SEG];
 #pragma unroll
         for (int s = 0; s < MS_SEG; s++) {
             seg.ld(A, dH, s, l.on && t0 + s < T, base, t0 + s, N);
         }
+        constexpr int NP = MS_BWD_PRELOAD(DT) ? MS_SEG : 1;
+        float hp0[NP], hp1[NP];
+        if constexpr (MS_BWD_PRELOAD(DT)) {
 #pragma unroll
-        for (int s = 0; s < MS_SEG; s++) {
-            if (l.on && t0 + s < T) {
-                ms_prev<DT>(l, H0, H, base + (t0 + s) * N, t0 + s, N, hp[s]);
+            for (int s = 0; s < MS_SEG; s++) {
+                const i64 t = t0 + s;
+                hp0[s] = 0.0f;
+                hp1[s] = 0.0f;
+                if (l.on && t < T && t > 0) {
+                    ms_ld2<DT>(H, (base + (t - 1) * N) * 2, hp0[s], hp1[s]);
+                } else if (l.on && t == 0 && H0 != nullptr) {
+                    ms_ld2<DT>(H0, (l.b * N + l.n) * 2, hp0[s], hp1[s]);
+                }
             }
         }
         float u0 = c0, u1 = c1;
@@ -458,9 +460,7 @@ __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* _
                 ms_ld2<DT>(dH, blk * 2, d0, d1);
                 const float g0 = d0 + y0, g1 = d1 + y1;
                 if (t >= t0 && t < t0 + MS_SEG) {
-                    Words<DT, 2> p;
-                    ms_prev<DT>(l, H0, H, blk, t, N, p);
-                    ms_store_bwd<DT>(dA, dX, blk, g0, g1, p);
+                    ms_store_bwd<DT>(l, H0, H, dA, dX, blk, t, N, g0, g1);
                 }
                 y0 = fmaf(a[0], g0, a[2] * g1);
                 y1 = fmaf(a[1], g0, a[3] * g1);
@@ -473,7 +473,11 @@ __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* _
                 const float g0 = seg.x(s, 0) + u0, g1 = seg.x(s, 1) + u1;
                 const i64 t = t0 + s;
                 if (l.on && t < T) {
-                    ms_store_bwd<DT>(dA, dX, base + t * N, g0, g1, hp[s]);
+                    if constexpr (MS_BWD_PRELOAD(DT)) {
+                        ms_store_bwd_pre<DT>(dA, dX, base + t * N, g0, g1, hp0[s], hp1[s]);
+                    } else {
+                        ms_store_bwd<DT>(l, H0, H, dA, dX, base + t * N, t, N, g0, g1);
+                    }
                 }
                 u0 = fmaf(seg.a(s, 0), g0, seg.a(s, 2) * g1);
                 u1 = fmaf(seg.a(s, 1), g0, seg.a(s, 3) * g1);
@@ -496,7 +500,7 @@ __device__ __forceinline__ void ms_bwd(const void* __restrict__ A, const void* _
                                i64 N) {                                                         \
         ms_fwd<DT>(A, b, h0, h, T, N);                                                          \
     }                                                                                           \
-    extern "C" __global__ void __launch_bounds__(MS_MAX_THREADS_BWD, 1)                         \
+    extern "C" __global__ void __launch_bounds__(MS_MAX_THREADS_BWD(DT), 1)                     \
         matrix_scan_bwd_##NAME(const void* A, const void* h0, const void* h, const void* dh,    \
                                void* dA, void* db, void* dh0, i64 T, i64 N) {                   \
         ms_bwd<DT>(A, h0, h, dh, dA, db, dh0, T, N);                                            \
