@@ -329,7 +329,7 @@ func (c *call) rows(dir scans.Direction) kernel {
 	}
 	k := kernel{module: module, T: uint32(d.T), N: uint32(d.N)}
 	bwd := dir == scans.Backward
-	wg := rowWorkgroup(d.V, bwd, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	wg := rowWorkgroup(d.V, c.dt.Size(), bwd, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	ring := rowRing(d.K, d.V, c.dt.Size(), bwd)
 	di := 0
 	if bwd {

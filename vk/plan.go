@@ -271,30 +271,34 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 // column layout with 32 chunks of 32 steps, whose chain is 30 times
 // shorter.
 //
-// A workgroup holds rowsWGFwd invocations forward (rowsWGFwd/k lanes)
-// and rowsWGBwd backward, or rowsWGBwd both ways where the device cannot
-// hold the larger (rowWorkgroup). Timed on an H200 (vk/sweep_test.go, part
-// "rows"; f32, k = v = 8, the rings of rowRing): the forward at the large
-// shape ran in 3.73 ms with 64 against 5.04 ms with 32 (4.19 ms with 128),
-// and at the lab shape in 35.4 against 45.6 us; the backward was fastest
-// with 32 (15.08 ms forward+backward, 16.05 with 64, 16.81 with 128).
+// A workgroup holds rowsWGFwd invocations in the f32 forward (rowsWGFwd/k
+// lanes) and rowsWG in the 16-bit forwards and every backward, or rowsWG
+// wherever the device cannot hold the larger (rowWorkgroup). Timed on an
+// H200 (f32: vk/sweep_test.go, part "rows"; k = v = 8, the rings of
+// rowRing): the f32 forward at the large shape ran in 3.73 ms with 64
+// against 5.04 ms with 32 (4.19 ms with 128), and at the lab shape in
+// 35.4 against 45.6 us; the backward was fastest with 32 (15.08 ms
+// forward+backward, 16.05 with 64, 16.81 with 128). The 16-bit forwards
+// went the other way: with 64 at the large shape, f16 1.92 to 2.18 ms and
+// bf16 2.13 to 2.43 ms (scanbench --bench, the runs of 44e3cc7 and
+// adce629).
 const (
+	rowsWG             = 32
 	rowsWGFwd          = 64
-	rowsWGBwd          = 32
 	rowsMinInvocations = 1 << 13
 )
 
 // rowWorkgroup is the workgroup size of the row layout in the given
-// direction (see rowsWGFwd).
-func rowWorkgroup(V int, bwd bool, maxWG, maxShared int) int {
-	if !bwd && rowsWGFwd <= maxWG && 2*rowsWGFwd*V*4 <= maxShared {
+// direction for elements of esize bytes (see rowsWGFwd).
+func rowWorkgroup(V, esize int, bwd bool, maxWG, maxShared int) int {
+	if !bwd && esize == 4 && rowsWGFwd <= maxWG && 2*rowsWGFwd*V*4 <= maxShared {
 		return rowsWGFwd
 	}
-	return rowsWGBwd
+	return rowsWG
 }
 
 func blockRows(B, T, N, K, V, maxWG, maxShared int) bool {
-	if K < 2 || V < 2 || K > rowsWGBwd || 2*rowsWGBwd*(2*V+K)*4 > maxShared || rowsWGBwd > maxWG {
+	if K < 2 || V < 2 || K > rowsWG || 2*rowsWG*(2*V+K)*4 > maxShared || rowsWG > maxWG {
 		return false
 	}
 	if int64(B)*int64(N)*int64(K) >= rowsMinInvocations {

@@ -231,22 +231,24 @@ func TestBlockRows(t *testing.T) {
 	}
 }
 
-// TestRowWorkgroup: the row layout's forward takes workgroups of 64
-// where the device allows them; the backward keeps 32.
+// TestRowWorkgroup: the row layout's f32 forward takes workgroups of 64
+// where the device allows them; the 16-bit forwards and the backwards
+// keep 32.
 func TestRowWorkgroup(t *testing.T) {
 	for _, c := range []struct {
-		V         int
+		V, esize  int
 		bwd       bool
 		maxWG     int
 		maxShared int
 		wg        int
 	}{
-		{8, false, 1024, 32 << 10, 64},
-		{8, true, 1024, 32 << 10, 32},
-		{8, false, 32, 32 << 10, 32},   // the device's workgroup limit
-		{16, false, 1024, 6 << 10, 32}, // its shared memory: 2*64*16 floats do not fit
+		{8, 4, false, 1024, 32 << 10, 64},
+		{8, 4, true, 1024, 32 << 10, 32},
+		{8, 2, false, 1024, 32 << 10, 32},
+		{8, 4, false, 32, 32 << 10, 32},   // the device's workgroup limit
+		{16, 4, false, 1024, 6 << 10, 32}, // its shared memory: 2*64*16 floats do not fit
 	} {
-		if got := rowWorkgroup(c.V, c.bwd, c.maxWG, c.maxShared); got != c.wg {
+		if got := rowWorkgroup(c.V, c.esize, c.bwd, c.maxWG, c.maxShared); got != c.wg {
 			t.Errorf("%+v: workgroup %d", c, got)
 		}
 	}

@@ -221,7 +221,7 @@ func TestLayoutSweep(t *testing.T) {
 			for _, wg := range []int{32, 64, 128} {
 				for _, ring := range []int{4, 8} {
 					b.cfg.rowsWG[0], b.cfg.rowsRing[0] = wg, ring
-					rule := wg == rowWorkgroup(dims.V, false, d.maxWorkgroup(), d.maxSharedMemory()) &&
+					rule := wg == rowWorkgroup(dims.V, 4, false, d.maxWorkgroup(), d.maxSharedMemory()) &&
 						ring == rowRing(dims.K, dims.V, 4, false)
 					row(sh.name, op, dims, scans.F32, bench.ModeForward, wg, ring, rule)
 				}
@@ -232,7 +232,7 @@ func TestLayoutSweep(t *testing.T) {
 		for _, wg := range []int{32, 64, 128} {
 			for _, ring := range []int{2, 4} {
 				b.cfg.rowsWG[1], b.cfg.rowsRing[1] = wg, ring
-				rule := wg == rowWorkgroup(dims.V, true, d.maxWorkgroup(), d.maxSharedMemory()) &&
+				rule := wg == rowWorkgroup(dims.V, 4, true, d.maxWorkgroup(), d.maxSharedMemory()) &&
 					ring == rowRing(dims.K, dims.V, 4, true)
 				row("large", op, dims, scans.F32, bench.ModeBackward, wg, ring, rule)
 			}
