@@ -78,7 +78,8 @@
 //     contiguous blocks n, one thread per block with 8 steps of A and b
 //     (dh backward) in registers, held as loaded in 16-bit (where the
 //     forward keeps 12), the layout of the elementwise scans
-//     (kernels/matrix_scan.cu).
+//     (kernels/matrix_scan.cu). The f32 backward also holds each step's
+//     h_{t-1}, loaded with the segment, in blocks of at most 512 threads.
 //   - matrix_affine_scan with v > 1 and many lanes (v <= 8 for the
 //     backward; see affineRows): the row layout. Thread i of a lane owns
 //     row i of H, reads its rows of A_t and X_t (coalesced, once, the

@@ -121,9 +121,11 @@
 // folds the aggregates before its own onto the segment's carry and applies
 // its steps from registers, writing the outputs; the fold over all chunks
 // is the next segment's carry. Every input element is read once. In the
-// forwards a chunk whose steps all lie inside T loads and stores them
-// without a test per step (on an H200 that took the 16-bit linear_scan
-// forward from 276 to 249 µs at the large shape). The
+// forwards, and in the backwards but the f32 parallel_scan_log one, a
+// chunk whose steps all lie inside T loads and stores them without a test
+// per step (on an H200 that took the 16-bit linear_scan forward from 276
+// to 249 µs at the large shape; the f32 log-space backward ran 6% slower
+// with it and keeps the test). The
 // chunk count doubles from 1 while a segment stays shorter than T, the
 // device holds at most 2^17 invocations in all, and the workgroup stays
 // within 256 invocations: short T or many lanes give one chunk (the
@@ -143,8 +145,10 @@
 // matrix_affine_scan has two layouts, chosen by shape. The row layout
 // (k >= 2 and v >= 2, with at least 2^13 row invocations b*n*k, or
 // wherever the column layout below would not chunk T): one invocation per
-// row of a block's kxv state (v floats in registers), 32/k blocks per
-// workgroup, T walked in one piece. Each step an invocation reads its rows
+// row of a block's kxv state (v floats in registers), 64/k blocks per
+// workgroup in the f32 forward and 32/k in the 16-bit forwards and every
+// backward (each the fastest of 32, 64 and 128 invocations on an H200),
+// T walked in one piece. Each step an invocation reads its rows
 // of A_t and X_t (the backward: A_t, dH_t, H_{t-1}), contiguous and read
 // once, whole 16-byte vectors where the row allows, with the loads of the
 // next steps (up to 8) already in flight in registers; the rows of
