@@ -323,18 +323,13 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 // blockRows): wg/k lanes of k invocations per workgroup (rowWorkgroup).
 func (c *call) rows(dir scans.Direction) kernel {
 	d := c.dims
-	module := "matrix_affine_scan_rows_fwd_" + c.dt.String()
-	if dir == scans.Backward {
-		module = "matrix_affine_scan_rows_bwd_" + c.dt.String()
+	bwd, di, module := dir == scans.Backward, 0, "matrix_affine_scan_rows_fwd_"
+	if bwd {
+		di, module = 1, "matrix_affine_scan_rows_bwd_"
 	}
-	k := kernel{module: module, T: uint32(d.T), N: uint32(d.N)}
-	bwd := dir == scans.Backward
+	k := kernel{module: module + c.dt.String(), T: uint32(d.T), N: uint32(d.N)}
 	wg := rowWorkgroup(d.V, c.dt.Size(), bwd, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	ring := rowRing(d.K, d.V, c.dt.Size(), bwd)
-	di := 0
-	if bwd {
-		di = 1
-	}
 	if c.b.cfg.rowsWG[di] > 0 {
 		wg = c.b.cfg.rowsWG[di]
 	}
