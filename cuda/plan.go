@@ -86,12 +86,8 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		// One block of W x C threads per (b, tile of W contiguous n), W =
 		// affineTile, C = chunkCount: the chunks of a segment held in
 		// registers, 6*C*W floats of aggregates (matrix_scan.cu).
-		w := affineTile(B, N, occ)
-		lanes := B * ((N + w - 1) / w)
-		c := chunkCount(T, lanes, w, occ, func(c int) bool {
-			return matrixScanShared(w, c) <= maxShared && (!bwd || w*c <= msMaxThreadsBwd(dt))
-		})
-		p.grid, p.bx, p.by, p.shared = lanes, w, c, matrixScanShared(w, c)
+		w, c := matrixScanLayoutOf(B, T, N, dt, bwd, occ)
+		p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w, c, matrixScanShared(w, c)
 		x := []int{B, T, N, 2}
 		if !bwd { // (A, b, h0) -> h
 			p.ins, p.outs = []int{0, 1, 2}, [][]int{x}
@@ -338,6 +334,22 @@ func affineShared(k, v, w, c int, bwd bool) int {
 	}
 	return 4 * n
 }
+
+// matrixScanLayout is the tile W (affineTile) and chunk count C
+// (chunkCount) of the matrix_scan kernels for b x n blocks over t steps,
+// backward or not, in element type dt.
+func matrixScanLayout(b, t, n int, dt scans.DType, bwd bool, occ occupancy) (w, c int) {
+	w = affineTile(b, n, occ)
+	lanes := b * ((n + w - 1) / w)
+	c = chunkCount(t, lanes, w, occ, func(c int) bool {
+		return matrixScanShared(w, c) <= maxShared && (!bwd || w*c <= msMaxThreadsBwd(dt))
+	})
+	return w, c
+}
+
+// matrixScanLayoutOf is the layout planFor applies: matrixScanLayout, or
+// the one a layout experiment imposes (sweep_test.go).
+var matrixScanLayoutOf = matrixScanLayout
 
 // matrixScanShared is the dynamic shared memory in bytes of the
 // matrix_scan kernels with c chunks and tiles of w lanes: the chunks'

@@ -74,3 +74,70 @@ func TestGivensChunkSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixScanLayoutSweep is a layout experiment, not a check: with
+// MINGRU_CUDA_SWEEP_MS set to a file name it times matrix_scan (f32 and
+// f16, forward and forward+backward) at the benchmark's lab and long-T
+// shapes under every tile W (1 to 32 contiguous blocks) and chunk count C
+// (1 to 32) the kernels take, and writes one tab-separated row per timing
+// to that file (and the log); the row the rule (matrixScanLayout) picks
+// says so. Without the variable it does nothing.
+func TestMatrixScanLayoutSweep(t *testing.T) {
+	path := os.Getenv("MINGRU_CUDA_SWEEP_MS")
+	if path == "" {
+		t.Skip("layout experiment: set MINGRU_CUDA_SWEEP_MS=<output file> to run it")
+	}
+	b := gpu(t)
+	b.poison = false
+	if err := b.ensure(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { matrixScanLayoutOf = matrixScanLayout }()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
+	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 150 * time.Millisecond}
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	fmt.Fprintf(out, "# %s\nB\tT\tN\tdtype\tmode\ttile\tchunks\trule\tmedian_us\n", b.Status().Device)
+	for _, d := range []scans.Dims{
+		{B: 16, T: 1024, N: 32, K: 2, V: 1}, // long-T
+		{B: 128, T: 64, N: 32, K: 2, V: 1},  // lab
+	} {
+		for _, dt := range []scans.DType{scans.F32, scans.F16} {
+			in, err := bench.InputsInit(scans.OpMatrixScan, d, dt, bench.Typical, true, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+				bwd := mode == bench.ModeBackward
+				rw, rc := matrixScanLayout(d.B, d.T, d.N, dt, bwd, b.occ)
+				for w := 1; w <= 32; w *= 2 {
+					for c := 1; c <= maxChunks && c*minChunk/2 <= d.T; c *= 2 {
+						limit := 1024
+						if bwd {
+							limit = msMaxThreadsBwd(dt)
+						}
+						if w*c > limit || matrixScanShared(w, c) > maxShared {
+							continue
+						}
+						ww, cc := w, c
+						matrixScanLayoutOf = func(int, int, int, scans.DType, bool, occupancy) (int, int) { return ww, cc }
+						m, err := bench.MeasureInputs(b, in, mode, timing)
+						matrixScanLayoutOf = matrixScanLayout
+						if err != nil {
+							t.Errorf("%v %s %s W %d C %d: %v", d, dt, mode, w, c, err)
+							continue
+						}
+						line := fmt.Sprintf("%d\t%d\t%d\t%s\t%s\t%d\t%d\t%v\t%.2f\n", d.B, d.T, d.N, dt, mode, w, c, w == rw && c == rc, m.Median*1e6)
+						if _, err := out.WriteString(line); err != nil {
+							t.Fatal(err)
+						}
+						t.Log(strings.TrimSpace(line))
+					}
+				}
+			}
+		}
+	}
+}
