@@ -1263,11 +1263,28 @@ func (d *device) dispatchLatency() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	return d.timed(9, func(cmd vk.CommandBuffer) {
-		vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, p)
-		vk.CmdDispatch(cmd, 1, 1, 1)
-	})
+	// Several submissions of queryCap-1 timed dispatches each, the first
+	// one untimed: the median of their medians moves much less from one
+	// run to the next than that of one submission.
+	meds := make([]time.Duration, 0, latencyRounds)
+	for i := 0; i <= latencyRounds; i++ {
+		m, err := d.timed(queryCap-1, func(cmd vk.CommandBuffer) {
+			vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, p)
+			vk.CmdDispatch(cmd, 1, 1, 1)
+		})
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			meds = append(meds, m)
+		}
+	}
+	return median(meds), nil
 }
+
+// latencyRounds is the number of timed submissions dispatchLatency takes
+// the median of.
+const latencyRounds = 9
 
 // beginBound starts recording on c with pipeline p bound and one
 // descriptor set: bufs at bindings 0, 1, ..., the placeholder at the
