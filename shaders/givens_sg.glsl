@@ -113,9 +113,11 @@ uint q2(Thr r) { return min(r.q, F - 2u); }
 
 // Raw loads for the ring: RAW holds one element as stored (for 16-bit
 // types its word), RAW2 the pair of elements i, i+1 (for 16-bit types one
-// word; an odd i, which the host's slicing does not produce for the k-wide
-// tensors, joins two words at the load). WIDE and WIDE2 widen them to f32
-// where a step uses them, WIDE given the element's index.
+// word; an odd i joins two words at the load, a branch that the host's
+// ALIGNED specialization removes wherever every operand starts at an even
+// element, as the host's slicing of the k-wide tensors always gives).
+// WIDE and WIDE2 widen them to f32 where a step uses them, WIDE given the
+// element's index.
 #if defined(DT_F32)
 #define RAW float
 #define RAW2 vec2
@@ -128,7 +130,7 @@ uint q2(Thr r) { return min(r.q, F - 2u); }
 #define RAW uint
 #define RAW2 uint
 #define LDR(arr, i) arr[(i) >> 1]
-#define LDR2(arr, i) ((((i) & 1u) != 0u) ? ((arr[(i) >> 1] >> 16) | (arr[((i) >> 1) + 1u] << 16)) : arr[(i) >> 1])
+#define LDR2(arr, i) ((!ALIGNED && ((i) & 1u) != 0u) ? ((arr[(i) >> 1] >> 16) | (arr[((i) >> 1) + 1u] << 16)) : arr[(i) >> 1])
 #define WIDE(r, i) WIDEN(((r) >> (((i) & 1u) << 4)) & 0xffffu)
 #define WIDE2(r) WIDEN2(r)
 #define ZERO2 0u

@@ -82,7 +82,7 @@ var sourceDigests = map[string]string{
 	"givens_scan_fwd.comp":             "290f8541a4852ad78b6f2eeecafe1d640d4cf0c1b6c1736ed59206885f0ebd24",
 	"givens_scan_sg_bwd.comp":          "1059aa21167bef135b01e0461a6e7bf1dd1dad6ba9f156c401775370fed785db",
 	"givens_scan_sg_fwd.comp":          "69771d28618cf279702cd65b7850895b4ed858171413cd90da34828456cf68e3",
-	"givens_sg.glsl":                   "1321db004f609b4a74fd5f59aa9239ed6f618f53cbbb3bbc170d41f2e3ebaab3",
+	"givens_sg.glsl":                   "0a8a6887bfcf51e7f6a8adc3e60759a7e1b909ea1fc796705529f2e8db03f429",
 	"linear_scan_bwd.comp":             "9f0de99444d4f93ef40bbdf63e8285666ef9db06e40a52f626aa1ae12aa1aa41",
 	"linear_scan_fwd.comp":             "4416163096b6d706b1be9bcfa4dab386ac0b64a5a4ff67f7e97010ab2a64d4d1",
 	"logspace.glsl":                    "6db7a0e030b605f4e1e80203e5b204e82ae18549137eb8d4a21c2fd02f1f5e5e",

@@ -148,7 +148,8 @@ func tensorOrNil(t *Tensor) scans.Tensor {
 }
 
 // tiledLayoutOf and alignWords are the tiled kernels' layout rule and
-// whether their 16-bit kernels may be compiled for whole words; a layout
+// whether their 16-bit kernels (and the subgroup Givens kernels) may be
+// compiled for whole words; a layout
 // experiment (sweep_test.go) swaps them to time the alternatives.
 var (
 	tiledLayoutOf = tiledLayout
@@ -385,6 +386,10 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 		k.spec[specDepth] = uint32(max(c.b.cfg.givensDepth, 2)) // the kernels' pass 1 takes two slots
 	}
 	k.invPerBatch = int64(d.N) * int64(d.K/2) * int64(chunks)
+	// An invocation's pairs of sigma, x, h and their gradients start at
+	// an even element (k is even here), so in 16-bit types each is one
+	// whole word wherever the operands start at even elements.
+	k.wordAligned = alignWords && c.dt.Size() == 2
 	return k, true
 }
 

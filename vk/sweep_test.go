@@ -22,7 +22,10 @@ import (
 // one tab-separated row per timing to that file (and the log). It is how
 // the rules in plan.go are chosen and rechecked on a new device; without
 // the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
-// (comma-separated; default all): long, large, aligned, givens, rows. The
+// (comma-separated; default all): long, large, aligned, givens, givens16,
+// rows. The givens16 part times the Givens forward at the large shape in
+// every element type under ring depths 2 to 16 (rows "sg-d2" to
+// "sg-d16"). The
 // rows part times matrix_affine_scan in the row layout (f32) under
 // workgroups of 32 to 128 invocations and rings of 2 to 8 steps; its rows
 // say "rows" and give the workgroup as the tile and the ring as the
@@ -91,7 +94,7 @@ func TestLayoutSweep(t *testing.T) {
 	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
 	sets := os.Getenv("MINGRU_VK_SWEEP_SETS")
 	if sets == "" {
-		sets = "long,large,aligned,givens,rows"
+		sets = "long,large,aligned,givens,givens16,rows"
 	}
 	want := func(set string) bool { return strings.Contains(","+sets+",", ","+set+",") }
 	// grid times op at dims under every tile width of tiles and chunk
@@ -198,6 +201,35 @@ func TestLayoutSweep(t *testing.T) {
 				}
 			}
 		}
+		kernelName = "tiled"
+	}
+	// givens16: givens_scan forward at the large shape in every element
+	// type under ring depths 2 to 16 (the subgroup kernels, unchunked as
+	// the rule runs them there), the 16-bit kernels compiled for whole
+	// words and not, the rule's row marked.
+	if want("givens16") {
+		defer func() { b.cfg.givensDepth = 0 }()
+		op := scans.OpGivensScan
+		dims := large.Dims(op)
+		_, _, rd, ok := givensSGLayout(dims.B, dims.T, dims.N, dims.K, d.shuffleWidth(),
+			d.subgroupAlign(), d.maxWorkgroup(), d.maxSharedMemory())
+		if !ok {
+			t.Fatal("givens16: the device has no subgroup Givens kernels")
+		}
+		for _, dt := range scans.DTypes {
+			for _, aligned := range []bool{true, false} {
+				if !aligned && dt.Size() == 4 {
+					continue
+				}
+				alignWords = aligned
+				for _, depth := range []int{2, 4, 8, 16} {
+					kernelName = fmt.Sprintf("sg-d%d", depth)
+					b.cfg.givensDepth = depth
+					row("large", op, dims, dt, bench.ModeForward, 0, 1, depth == rd && aligned)
+				}
+			}
+		}
+		b.cfg.givensDepth, alignWords = 0, true
 		kernelName = "tiled"
 	}
 	// rows: matrix_affine_scan in the row layout, f32: the forward at the
