@@ -184,7 +184,7 @@ func TestChunkedElementwise(t *testing.T) {
 	for _, T := range []int{31, 32, 33, 1000, 4099} {
 		for _, N := range []int{37, 38} {
 			d := scans.Dims{B: 2, T: T, N: N, K: 1, V: 1}
-			if c := chunkCount(T, d.B*2, tile, b.occ, nil); T >= 1000 && c < 16 {
+			if c := chunkCount(T, minChunk, d.B*2, tile, b.occ, nil); T >= 1000 && c < 16 {
 				t.Fatalf("T=%d: chunkCount = %d, want the many-chunk path", T, c)
 			}
 			for _, op := range []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog} {

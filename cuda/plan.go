@@ -69,7 +69,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.pairs, ch = true, 2
 		}
 		lanes := B * ((N + tile*ch - 1) / (tile * ch))
-		c := chunkCount(T, lanes, tile, occ, nil)
+		c := chunkCount(T, minChunk, lanes, tile, occ, nil)
 		p.grid, p.bx, p.by, p.shared = lanes, tile, c, 2*c*tile*ch*4
 		x := []int{B, T, N}
 		switch {
@@ -105,7 +105,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		}
 		c := 1
 		if affineChunkable(K, V) {
-			c = chunkCount(T, lanes, width, occ, func(c int) bool {
+			c = chunkCount(T, minChunk, lanes, width, occ, func(c int) bool {
 				return affineShared(K, V, w, c, bwd) <= maxShared && width*c <= affineMaxThreads(K, V)
 			})
 		}
@@ -215,10 +215,11 @@ var h200 = occupancy{threads: 132 * 2048, blocks: 132 * 32, sms: 132}
 
 // chunkCount is the number of chunks C into which a scan cuts T, for
 // lanes lanes (thread blocks) of width threads per chunk on a device of
-// occupancy occ; fits reports whether C chunks fit the kernel's other
-// limits (shared memory). C doubles, up to 32, while
+// occupancy occ, chunks of at least steps steps; fits reports whether C
+// chunks fit the kernel's other limits (shared memory). C doubles, up to
+// 32, while
 //
-//   - each chunk keeps at least minChunk steps (T >= minChunk*2C),
+//   - each chunk keeps at least steps steps (T >= steps*2C),
 //   - the block stays within 1024 threads (width*2C),
 //   - the blocks the device runs at once, min(lanes, occ.blocks), still
 //     have no more threads than it keeps in flight (x width*2C <=
@@ -229,10 +230,10 @@ var h200 = occupancy{threads: 132 * 2048, blocks: 132 * 32, sms: 132}
 // chunk costs one more read of its inputs (the aggregate pass) and a fold
 // of at most 31 aggregates; the elementwise scans hold a chunk's steps in
 // registers and pay only the folds and two barriers per segment.
-func chunkCount(T, lanes, width int, occ occupancy, fits func(c int) bool) int {
+func chunkCount(T, steps, lanes, width int, occ occupancy, fits func(c int) bool) int {
 	live := int64(min(lanes, occ.blocks))
 	c := 1
-	for c < maxChunks && T >= minChunk*2*c && width*2*c <= 1024 &&
+	for c < maxChunks && T >= steps*2*c && width*2*c <= 1024 &&
 		live*int64(width)*2*int64(c) <= int64(occ.threads) && (fits == nil || fits(2*c)) {
 		c *= 2
 	}
@@ -335,17 +336,36 @@ func affineShared(k, v, w, c int, bwd bool) int {
 	return 4 * n
 }
 
-// matrixScanLayout is the tile W (affineTile) and chunk count C
-// (chunkCount) of the matrix_scan kernels for b x n blocks over t steps,
-// backward or not, in element type dt.
+// matrixScanLayout is the tile W and chunk count C of the matrix_scan
+// kernels for b x n blocks over t steps, backward or not, in element type
+// dt. W is affineTile's, but at least msMinTile (where n has that many
+// blocks): a warp's loads of one step then fill whole 32-byte sectors (4
+// blocks of A are 64 bytes, of b 32). C is chunkCount's with chunks of
+// msSeg steps, the segment a thread holds in registers, so that a short T
+// is still one segment. Measured on an H200 (cuda/sweep_test.go, f32):
+// long-T (B=16, T=1024, N=32) with W = 4 and 32 chunks, 27.3 us forward
+// and 51.6 us forward+backward against 35.2 and 81.7 us with W = 1 (the
+// rule before); lab (B=128, T=64, N=32) with W = 8 and 8 chunks, 11.6 and
+// 19.7 us against 12.4 and 25.9 us with 4 chunks of 16 steps.
 func matrixScanLayout(b, t, n int, dt scans.DType, bwd bool, occ occupancy) (w, c int) {
 	w = affineTile(b, n, occ)
+	for w < msMinTile && w < n {
+		w *= 2
+	}
 	lanes := b * ((n + w - 1) / w)
-	c = chunkCount(t, lanes, w, occ, func(c int) bool {
+	c = chunkCount(t, msSeg, lanes, w, occ, func(c int) bool {
 		return matrixScanShared(w, c) <= maxShared && (!bwd || w*c <= msMaxThreadsBwd(dt))
 	})
 	return w, c
 }
+
+// msSeg mirrors kernels/matrix_scan.cu's MS_SEG, the steps of a chunk a
+// thread holds in registers (the 16-bit forwards hold half as many
+// again); msMinTile is the narrowest tile of the matrix_scan kernels.
+const (
+	msSeg     = 8
+	msMinTile = 4
+)
 
 // matrixScanLayoutOf is the layout planFor applies: matrixScanLayout, or
 // the one a layout experiment imposes (sweep_test.go).

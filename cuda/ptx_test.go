@@ -322,13 +322,13 @@ func TestChunkCount(t *testing.T) {
 		{4096, 1024, tile, 8},    // large linear: B=32, D=1024
 		{100000, 1, tile, 32},    // capped at 32 chunks (1024 threads)
 		{4096, 1 << 20, tile, 2}, // lanes beyond the block slots: 2 chunks fill the SMs
-		{4096, 16384, 1, 32},     // large matrix_scan: 1-wide lanes limited by block slots
-		{64, 4096, 1, 4},         // lab matrix_scan: T=64 allows 4 chunks of 16
+		{4096, 16384, 1, 32},     // 1-wide lanes limited by block slots
+		{64, 4096, 1, 4},         // T=64 allows 4 chunks of 16
 		{4096, 4096, 8, 8},       // large matrix_affine_scan k=8, v=8
 		{1024, 128, 16, 32},      // v=16: 16*32 = 512 threads
 	}
 	for _, c := range cases {
-		got := chunkCount(c.T, c.lanes, c.width, h200, nil)
+		got := chunkCount(c.T, minChunk, c.lanes, c.width, h200, nil)
 		if got != c.want {
 			t.Errorf("chunkCount(T=%d, lanes=%d, width=%d) = %d, want %d", c.T, c.lanes, c.width, got, c.want)
 		}
@@ -338,12 +338,12 @@ func TestChunkCount(t *testing.T) {
 	}
 	// Shared memory limits the block forwards: k=v=16 takes 2 KiB a chunk.
 	fits := func(c int) bool { return affineShared(16, 16, 1, c, false) <= maxShared }
-	if got := chunkCount(100000, 1, 16, h200, fits); got != 16 {
+	if got := chunkCount(100000, minChunk, 1, 16, h200, fits); got != 16 {
 		t.Errorf("chunkCount(k=v=16) = %d, want 16 (32 KiB of 48)", got)
 	}
 	// The backward adds 4 KiB of step buffers a chunk: 6 KiB in all.
 	fits = func(c int) bool { return affineShared(16, 16, 1, c, true) <= maxShared }
-	if got := chunkCount(100000, 1, 16, h200, fits); got != 8 {
+	if got := chunkCount(100000, minChunk, 1, 16, h200, fits); got != 8 {
 		t.Errorf("chunkCount(k=v=16, backward) = %d, want 8 (48 KiB of 48)", got)
 	}
 	// matrix_scan: the f32 backward's blocks stay within its launch bound
@@ -357,6 +357,28 @@ func TestChunkCount(t *testing.T) {
 		if p := planFor(scans.OpMatrixScan, c.dir, long, c.dt, true, h200); p.bx*p.by != c.want || c.want > 1024 ||
 			(c.dir == scans.Backward && c.want > msMaxThreadsBwd(c.dt)) {
 			t.Errorf("matrix_scan %v %v, %v: blocks of %dx%d, want %d threads", c.dir, c.dt, long, p.bx, p.by, c.want)
+		}
+	}
+	// matrix_scan at the benchmark shapes: tiles of at least 4 blocks and
+	// chunks of 8 steps (the segment a thread holds), so long-T takes 4 x
+	// 32 threads a block and lab holds its T = 64 in one segment.
+	for _, c := range []struct {
+		d    scans.Dims
+		w, c int
+	}{
+		{scans.Dims{B: 16, T: 1024, N: 32, K: 2, V: 1}, 4, 32},
+		{scans.Dims{B: 128, T: 64, N: 32, K: 2, V: 1}, 8, 8},
+		{scans.Dims{B: 32, T: 4096, N: 512, K: 2, V: 1}, 32, 16},
+		{scans.Dims{B: 4096, T: 64, N: 1, K: 2, V: 1}, 1, 8},
+		{scans.Dims{B: 1, T: 1000, N: 3, K: 2, V: 1}, 4, 32},
+	} {
+		for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+			for _, dt := range scans.DTypes {
+				p := planFor(scans.OpMatrixScan, dir, c.d, dt, false, h200)
+				if p.bx != c.w || p.by != c.c {
+					t.Errorf("matrix_scan %v %v %v: tile %d, %d chunks; want %d, %d", dir, dt, c.d, p.bx, p.by, c.w, c.c)
+				}
+			}
 		}
 	}
 	// v = 1 needs no step buffers; its aggregates scale with the tile.
@@ -420,7 +442,7 @@ func TestChunkCount(t *testing.T) {
 	for k := 1; k <= 16; k *= 2 {
 		w := 32
 		fits := func(c int) bool { return affineShared(k, 1, w, c, true) <= maxShared && w*c <= affineMaxThreads(k, 1) }
-		if c := chunkCount(100000, 1, w, h200, fits); w*c > affineMaxThreads(k, 1) {
+		if c := chunkCount(100000, minChunk, 1, w, h200, fits); w*c > affineMaxThreads(k, 1) {
 			t.Errorf("k=%d, v=1: %d chunks of %d lanes exceed the launch bound %d", k, c, w, affineMaxThreads(k, 1))
 		}
 	}
