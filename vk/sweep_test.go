@@ -24,8 +24,8 @@ import (
 // the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
 // (comma-separated; default all): long, large, aligned, givens, givens16,
 // rows. The givens16 part times the Givens forward at the large shape in
-// every element type under ring depths 2 to 16 (rows "sg-d2" to
-// "sg-d16"). The
+// every element type under ring depths 2 to 32 (rows "sg-d2" to
+// "sg-d32"). The
 // rows part times matrix_affine_scan in the row layout (f32) under
 // workgroups of 32 to 128 invocations and rings of 2 to 8 steps; its rows
 // say "rows" and give the workgroup as the tile and the ring as the
@@ -206,7 +206,8 @@ func TestLayoutSweep(t *testing.T) {
 	// givens16: givens_scan forward at the large shape in every element
 	// type under ring depths 2 to 16 (the subgroup kernels, unchunked as
 	// the rule runs them there), the 16-bit kernels compiled for whole
-	// words and not, the rule's row marked.
+	// words (and then also with rings of 24 and 32) and not, the rule's
+	// row marked.
 	if want("givens16") {
 		defer func() { b.cfg.givensDepth = 0 }()
 		op := scans.OpGivensScan
@@ -222,7 +223,11 @@ func TestLayoutSweep(t *testing.T) {
 					continue
 				}
 				alignWords = aligned
-				for _, depth := range []int{2, 4, 8, 16} {
+				depths := []int{2, 4, 8, 16}
+				if dt.Size() == 2 && aligned {
+					depths = append(depths, 24, 32)
+				}
+				for _, depth := range depths {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
 					b.cfg.givensDepth = depth
 					row("large", op, dims, dt, bench.ModeForward, 0, 1, depth == rd && aligned)
