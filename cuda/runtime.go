@@ -435,9 +435,11 @@ func (b *Backend) CopyBandwidth(bytes int64) (bw float64, err error) {
 
 // latencyWarmup and latencyRepeats are the untimed and timed launches
 // of DispatchLatency: an empty launch takes a few microseconds, so many
-// of them cost little, and the median of a hundred is steadier from one
-// run to the next than that of the 11 taken before (6.5 and 4.8 µs in two
-// runs on one H200).
+// of them cost little. What the median measures still moves from run to
+// run by more than its sampling error (on one H200: 6.5 and 4.8 µs with 11
+// launches, 5.6 and 4.9 µs with 101, in consecutive runs): an event pair
+// around one launch includes the host's time to submit it, as the
+// operations' timings do.
 const (
 	latencyWarmup  = 20
 	latencyRepeats = 101
