@@ -75,6 +75,8 @@ func TestGivensPaths(t *testing.T) {
 		// A CPU device runs a shallower ring by default: the GPU's depth.
 		{"depth16", false, 0, givensSGDepth, []row{{scans.F32, 8, 1000, true}}, true},
 		{"depth16-unchunked", false, 1, givensSGDepth, []row{{scans.F32, 4, 200, false}}, true},
+		// The 16-bit forwards' deeper ring.
+		{"depth24-16bit", false, 1, givensSGDepth16, []row{{scans.F16, 8, 200, true}, {scans.BF16, 8, 130, false}}, true},
 	} {
 		b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = p.noSG, p.chunks, p.depth
 		for _, r := range p.rows {

@@ -163,7 +163,7 @@ var (
 func (c *call) elementwise(dir scans.Direction) kernel {
 	d := c.dims
 	units, steps := elementwiseUnits(c.op, c.dt, d.N)
-	tile, chunks := tiledLayoutOf(d.B, d.T, units, tiledWorkgroupCap(c.op, c.dev.maxWorkgroup()), steps)
+	tile, chunks := tiledLayoutOf(d.B, d.T, units, tiledWorkgroupCap(c.op, c.dev.maxWorkgroup()), steps, unitChannels(c.op, c.dt))
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	k.spec[specWG] = uint32(tile * chunks)
 	k.spec[specK], k.spec[specV] = 1, 1
@@ -378,6 +378,9 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	k.spec[specWG] = uint32(wg)
 	k.spec[specK], k.spec[specV] = uint32(d.K), 1
 	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
+	if dir == scans.Forward {
+		depth = givensSGForwardRing(depth, c.dt)
+	}
 	k.spec[specDepth] = uint32(depth)
 	if c.dev.software {
 		k.spec[specDepth] = givensSGDepthCPU

@@ -49,7 +49,7 @@ func TestMatrixScanLayout(t *testing.T) {
 		{1, 8, 3, 4, 1},        // one segment of 8 steps
 		{1, 9, 3, 4, 2},
 	} {
-		tile, chunks := tiledLayout(c.B, c.T, c.N, tiledWorkgroupCap(scans.OpMatrixScan, 1024), matrixScanSteps)
+		tile, chunks := tiledLayout(c.B, c.T, c.N, tiledWorkgroupCap(scans.OpMatrixScan, 1024), matrixScanSteps, 1)
 		if tile != c.tile || chunks != c.chunks {
 			t.Errorf("%+v: tile %d chunks %d", c, tile, chunks)
 		}
@@ -58,7 +58,7 @@ func TestMatrixScanLayout(t *testing.T) {
 	if units, steps := elementwiseUnits(scans.OpMatrixScan, scans.BF16, 512); units != 512 || steps != 16 {
 		t.Errorf("matrix_scan bf16: %d units, %d steps", units, steps)
 	}
-	if tile, chunks := tiledLayout(32, 4096, 512, tiledWorkgroupCap(scans.OpMatrixScan, 1024), matrixScanSteps16); tile != 32 || chunks != 8 {
+	if tile, chunks := tiledLayout(32, 4096, 512, tiledWorkgroupCap(scans.OpMatrixScan, 1024), matrixScanSteps16, 1); tile != 32 || chunks != 8 {
 		t.Errorf("large matrix_scan 16-bit: tile %d chunks %d", tile, chunks)
 	}
 }
@@ -308,6 +308,20 @@ func TestGivensSGLayout(t *testing.T) {
 			t.Errorf("%+v: workgroup %d is not whole subgroups of whole lanes times chunks within shared memory", c, wg)
 		}
 	}
+	// The 16-bit forwards take a deeper ring where the layout's is deep;
+	// f32, the shallow ring and the backwards keep the layout's.
+	for _, c := range []struct {
+		depth int
+		dt    scans.DType
+		want  int
+	}{
+		{givensSGDepth, scans.F16, givensSGDepth16}, {givensSGDepth, scans.BF16, givensSGDepth16},
+		{givensSGDepth, scans.F32, givensSGDepth}, {givensSGShallowDepth, scans.F16, givensSGShallowDepth},
+	} {
+		if got := givensSGForwardRing(c.depth, c.dt); got != c.want {
+			t.Errorf("givensSGForwardRing(%d, %s) = %d, want %d", c.depth, c.dt, got, c.want)
+		}
+	}
 	// A subgroup narrower than k/2, or no shuffles (width 0): the kernels
 	// of givensLayout.
 	for _, c := range []struct{ K, width int }{{16, 4}, {4, 0}, {2, 0}, {8, 2}} {
@@ -329,6 +343,25 @@ func TestGivensSGLayout(t *testing.T) {
 // workgroups of maxLogWG, the other tiled kernels maxElementwiseWG, both
 // within the device's limit; only few lanes over long T reach either.
 func TestLogWorkgroupCap(t *testing.T) {
+	// The 16-bit linear_scan and parallel_scan_log kernels count two
+	// channels an invocation: at the large shape they take the f32 kernels'
+	// 4 chunks (not 8), at lab and long-T the same layout as f32.
+	for _, op := range []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog} {
+		for _, dt := range scans.DTypes {
+			for _, c := range []struct{ B, T, D, tile, chunks int }{
+				{32, 4096, 1024, 32, 4}, {128, 64, 64, 32, 4}, {16, 1024, 64, 8, 32},
+			} {
+				if op == scans.OpParallelScanLog && c.T == 1024 {
+					c.chunks = 64
+				}
+				units, steps := elementwiseUnits(op, dt, c.D)
+				tile, chunks := tiledLayout(c.B, c.T, units, tiledWorkgroupCap(op, 1024), steps, unitChannels(op, dt))
+				if tile != c.tile || chunks != c.chunks {
+					t.Errorf("%s %s B=%d T=%d D=%d: tile %d chunks %d, want %d %d", op, dt, c.B, c.T, c.D, tile, chunks, c.tile, c.chunks)
+				}
+			}
+		}
+	}
 	for _, c := range []struct {
 		op           scans.Op
 		B, T, D      int
@@ -341,7 +374,7 @@ func TestLogWorkgroupCap(t *testing.T) {
 		{scans.OpParallelScanLog, 128, 64, 64, 1024, 32, 4},  // lab: unchanged
 		{scans.OpParallelScanLog, 32, 4096, 1024, 1024, 32, 4},
 	} {
-		tile, chunks := tiledLayout(c.B, c.T, c.D, tiledWorkgroupCap(c.op, c.maxWG), stepsPerInvocation)
+		tile, chunks := tiledLayout(c.B, c.T, c.D, tiledWorkgroupCap(c.op, c.maxWG), stepsPerInvocation, 1)
 		if tile != c.tile || chunks != c.chunks {
 			t.Errorf("%s B=%d T=%d D=%d maxWG=%d: tile %d chunks %d, want %d %d", c.op, c.B, c.T, c.D, c.maxWG, tile, chunks, c.tile, c.chunks)
 		}
