@@ -69,7 +69,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.pairs, ch = true, 2
 		}
 		lanes := B * ((N + tile*ch - 1) / (tile * ch))
-		c := chunkCount(T, minChunk, lanes, tile, occ, nil)
+		c := elementwiseChunksOf(T, lanes, occ)
 		p.grid, p.bx, p.by, p.shared = lanes, tile, c, 2*c*tile*ch*4
 		x := []int{B, T, N}
 		switch {
@@ -335,6 +335,16 @@ func affineShared(k, v, w, c int, bwd bool) int {
 	}
 	return 4 * n
 }
+
+// elementwiseChunks is the chunk count of the elementwise kernels over
+// lanes lanes (blocks of tile threads a chunk) of T steps.
+func elementwiseChunks(T, lanes int, occ occupancy) int {
+	return chunkCount(T, minChunk, lanes, tile, occ, nil)
+}
+
+// elementwiseChunksOf is the rule planFor applies: elementwiseChunks, or
+// the chunk count a layout experiment imposes (sweep_test.go).
+var elementwiseChunksOf = elementwiseChunks
 
 // matrixScanLayout is the tile W and chunk count C of the matrix_scan
 // kernels for b x n blocks over t steps, backward or not, in element type

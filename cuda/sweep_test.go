@@ -79,7 +79,8 @@ func TestGivensChunkSweep(t *testing.T) {
 // MINGRU_CUDA_SWEEP_MS set to a file name it times matrix_scan (f32 and
 // f16, forward and forward+backward) at the benchmark's lab and long-T
 // shapes under every tile W (1 to 32 contiguous blocks) and chunk count C
-// (1 to 32) the kernels take, and writes one tab-separated row per timing
+// (1 to 32) the kernels take, and the forward at the large shape in every
+// element type under tiles of 8 to 32, and writes one tab-separated row per timing
 // to that file (and the log); the row the rule (matrixScanLayout) picks
 // says so. Without the variable it does nothing.
 func TestMatrixScanLayoutSweep(t *testing.T) {
@@ -102,18 +103,30 @@ func TestMatrixScanLayoutSweep(t *testing.T) {
 	defer out.Close()
 	fmt.Fprintf(out, "# %s\nB\tT\tN\tdtype\tmode\ttile\tchunks\trule\tmedian_us\n", b.Status().Device)
 	for _, d := range []scans.Dims{
-		{B: 16, T: 1024, N: 32, K: 2, V: 1}, // long-T
-		{B: 128, T: 64, N: 32, K: 2, V: 1},  // lab
+		{B: 16, T: 1024, N: 32, K: 2, V: 1},  // long-T
+		{B: 128, T: 64, N: 32, K: 2, V: 1},   // lab
+		{B: 32, T: 4096, N: 512, K: 2, V: 1}, // large: forward, tiles of 8 to 32
 	} {
-		for _, dt := range []scans.DType{scans.F32, scans.F16} {
+		large := d.T == 4096
+		dts := []scans.DType{scans.F32, scans.F16}
+		if large {
+			dts = scans.DTypes
+		}
+		for _, dt := range dts {
 			in, err := bench.InputsInit(scans.OpMatrixScan, d, dt, bench.Typical, true, rng)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+				if large && mode == bench.ModeBackward {
+					continue
+				}
 				bwd := mode == bench.ModeBackward
 				rw, rc := matrixScanLayout(d.B, d.T, d.N, dt, bwd, b.occ)
 				for w := 1; w <= 32; w *= 2 {
+					if large && w < 8 {
+						continue
+					}
 					for c := 1; c <= maxChunks && c*minChunk/2 <= d.T; c *= 2 {
 						limit := 1024
 						if bwd {
@@ -137,6 +150,59 @@ func TestMatrixScanLayoutSweep(t *testing.T) {
 						t.Log(strings.TrimSpace(line))
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestElementwiseChunkSweep is a layout experiment, not a check: with
+// MINGRU_CUDA_SWEEP_EW set to a file name it times the forwards of
+// linear_scan and parallel_scan_log at the benchmark's large shape in
+// every element type under chunk counts 1 to 32, and writes one
+// tab-separated row per timing to that file (and the log); the row the
+// rule (elementwiseChunks) picks says so. Without the variable it does
+// nothing.
+func TestElementwiseChunkSweep(t *testing.T) {
+	path := os.Getenv("MINGRU_CUDA_SWEEP_EW")
+	if path == "" {
+		t.Skip("layout experiment: set MINGRU_CUDA_SWEEP_EW=<output file> to run it")
+	}
+	b := gpu(t)
+	b.poison = false
+	if err := b.ensure(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { elementwiseChunksOf = elementwiseChunks }()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
+	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 150 * time.Millisecond}
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	fmt.Fprintf(out, "# %s\nop\tdtype\tmode\tchunks\trule\tmedian_us\n", b.Status().Device)
+	d := scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}
+	for _, op := range []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog} {
+		for _, dt := range scans.DTypes {
+			in, err := bench.InputsInit(op, d, dt, bench.Typical, true, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := planFor(op, scans.Forward, d, dt, true, b.occ)
+			for c := 1; c <= maxChunks && c*tile*2 <= 1024; c *= 2 {
+				cc := c
+				elementwiseChunksOf = func(int, int, occupancy) int { return cc }
+				m, err := bench.MeasureInputs(b, in, bench.ModeForward, timing)
+				elementwiseChunksOf = elementwiseChunks
+				if err != nil {
+					t.Errorf("%s %s chunks %d: %v", op, dt, c, err)
+					continue
+				}
+				line := fmt.Sprintf("%s\t%s\tforward\t%d\t%v\t%.2f\n", op, dt, c, c == p.by, m.Median*1e6)
+				if _, err := out.WriteString(line); err != nil {
+					t.Fatal(err)
+				}
+				t.Log(strings.TrimSpace(line))
 			}
 		}
 	}
