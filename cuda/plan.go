@@ -206,12 +206,22 @@ func elementwisePairs(op scans.Op, dir scans.Direction, n int, dt scans.DType) b
 }
 
 // occupancy is what a device keeps in flight at once, over all its SMs:
-// threads and thread blocks, and its number of SMs.
-type occupancy struct{ threads, blocks, sms int }
+// threads and thread blocks, its number of SMs, and the registers of one
+// SM (0: not known, no limit).
+type occupancy struct{ threads, blocks, sms, regs int }
 
-// h200 is an NVIDIA H200's occupancy: 132 SMs of 2048 threads and 32
-// blocks each. Tests plan launches with it.
-var h200 = occupancy{threads: 132 * 2048, blocks: 132 * 32, sms: 132}
+// h200 is an NVIDIA H200's occupancy: 132 SMs of 2048 threads, 32 blocks
+// and 65536 registers each. Tests plan launches with it.
+var h200 = occupancy{threads: 132 * 2048, blocks: 132 * 32, sms: 132, regs: 65536}
+
+// atRegisters is occ for a kernel whose threads take r registers each:
+// its threads are at most the SMs' registers over r.
+func (occ occupancy) atRegisters(r int) occupancy {
+	if occ.regs > 0 && r > 0 {
+		occ.threads = min(occ.threads, occ.sms*(occ.regs/r))
+	}
+	return occ
+}
 
 // chunkCount is the number of chunks C into which a scan cuts T, for
 // lanes lanes (thread blocks) of width threads per chunk on a device of
@@ -352,7 +362,11 @@ var elementwiseChunksOf = elementwiseChunks
 // blocks): a warp's loads of one step then fill whole 32-byte sectors (4
 // blocks of A are 64 bytes, of b 32). C is chunkCount's with chunks of
 // msSeg steps, the segment a thread holds in registers, so that a short T
-// is still one segment. Measured on an H200 (cuda/sweep_test.go, f32):
+// is still one segment; for the forwards the device is full at the threads
+// their registers allow (half of an H200's 2048 a SM), which halves the
+// large shape's chunks to 8: 430.7 to 365.4 us in f16, 405.0 to 335.0 us
+// in bf16, 610.5 to 610.1 us in f32 (the backwards, not timed that way,
+// keep the plain count). Measured on an H200 (cuda/sweep_test.go, f32):
 // long-T (B=16, T=1024, N=32) with W = 4 and 32 chunks, 27.3 us forward
 // and 51.6 us forward+backward against 35.2 and 81.7 us with W = 1 (the
 // rule before); lab (B=128, T=64, N=32) with W = 8 and 8 chunks, 11.6 and
@@ -363,6 +377,9 @@ func matrixScanLayout(b, t, n int, dt scans.DType, bwd bool, occ occupancy) (w, 
 		w *= 2
 	}
 	lanes := b * ((n + w - 1) / w)
+	if !bwd {
+		occ = occ.atRegisters(msFwdRegisters)
+	}
 	c = chunkCount(t, msSeg, lanes, w, occ, func(c int) bool {
 		return matrixScanShared(w, c) <= maxShared && (!bwd || w*c <= msMaxThreadsBwd(dt))
 	})
@@ -371,10 +388,13 @@ func matrixScanLayout(b, t, n int, dt scans.DType, bwd bool, occ occupancy) (w, 
 
 // msSeg mirrors kernels/matrix_scan.cu's MS_SEG, the steps of a chunk a
 // thread holds in registers (the 16-bit forwards hold half as many
-// again); msMinTile is the narrowest tile of the matrix_scan kernels.
+// again); msMinTile is the narrowest tile of the matrix_scan kernels;
+// msFwdRegisters is what the forwards take a thread (the 64 that their
+// __launch_bounds__ of 1024 threads allow; kernels/ptxas-sm90.txt).
 const (
-	msSeg     = 8
-	msMinTile = 4
+	msSeg          = 8
+	msMinTile      = 4
+	msFwdRegisters = 64
 )
 
 // matrixScanLayoutOf is the layout planFor applies: matrixScanLayout, or

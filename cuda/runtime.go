@@ -123,8 +123,8 @@ func (b *Backend) open() (err error) {
 	if err != nil {
 		return err
 	}
-	var attrs [5]int
-	for i, a := range []int{attrSMCount, attrMaxThreadsPerSM, attrCCMajor, attrCCMinor, attrMaxBlocksPerSM} {
+	var attrs [6]int
+	for i, a := range []int{attrSMCount, attrMaxThreadsPerSM, attrCCMajor, attrCCMinor, attrMaxBlocksPerSM, attrRegsPerSM} {
 		if attrs[i], err = deviceAttribute(dev, a); err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func (b *Backend) open() (err error) {
 	}
 	b.device = name
 	b.driver = fmt.Sprintf("CUDA driver API %d.%d, compute capability %d.%d, %d SMs", ver/1000, ver%1000/10, attrs[2], attrs[3], attrs[0])
-	b.occ = occupancy{threads: attrs[0] * attrs[1], blocks: attrs[0] * attrs[4], sms: attrs[0]}
+	b.occ = occupancy{threads: attrs[0] * attrs[1], blocks: attrs[0] * attrs[4], sms: attrs[0], regs: attrs[5]}
 	b.modules = map[string]C.CUmodule{}
 	b.funcs = map[string]C.CUfunction{}
 	return nil

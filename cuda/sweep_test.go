@@ -158,7 +158,7 @@ func TestMatrixScanLayoutSweep(t *testing.T) {
 // TestElementwiseChunkSweep is a layout experiment, not a check: with
 // MINGRU_CUDA_SWEEP_EW set to a file name it times the forwards of
 // linear_scan and parallel_scan_log at the benchmark's large shape in
-// every element type under chunk counts 1 to 32, and writes one
+// every element type under chunk counts 1 to 32, three rounds, and writes one
 // tab-separated row per timing to that file (and the log); the row the
 // rule (elementwiseChunks) picks says so. Without the variable it does
 // nothing.
@@ -180,7 +180,7 @@ func TestElementwiseChunkSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	fmt.Fprintf(out, "# %s\nop\tdtype\tmode\tchunks\trule\tmedian_us\n", b.Status().Device)
+	fmt.Fprintf(out, "# %s\nop\tdtype\tmode\tchunks\trule\tround\tmedian_us\n", b.Status().Device)
 	d := scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}
 	for _, op := range []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog} {
 		for _, dt := range scans.DTypes {
@@ -189,20 +189,24 @@ func TestElementwiseChunkSweep(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := planFor(op, scans.Forward, d, dt, true, b.occ)
-			for c := 1; c <= maxChunks && c*tile*2 <= 1024; c *= 2 {
-				cc := c
-				elementwiseChunksOf = func(int, int, occupancy) int { return cc }
-				m, err := bench.MeasureInputs(b, in, bench.ModeForward, timing)
-				elementwiseChunksOf = elementwiseChunks
-				if err != nil {
-					t.Errorf("%s %s chunks %d: %v", op, dt, c, err)
-					continue
+			// Three rounds over the chunk counts, so that a row's spread
+			// from one timing to the next shows beside its differences.
+			for round := 0; round < 3; round++ {
+				for c := 1; c <= maxChunks && c*tile*2 <= 1024; c *= 2 {
+					cc := c
+					elementwiseChunksOf = func(int, int, occupancy) int { return cc }
+					m, err := bench.MeasureInputs(b, in, bench.ModeForward, timing)
+					elementwiseChunksOf = elementwiseChunks
+					if err != nil {
+						t.Errorf("%s %s chunks %d: %v", op, dt, c, err)
+						continue
+					}
+					line := fmt.Sprintf("%s\t%s\tforward\t%d\t%v\t%d\t%.2f\n", op, dt, c, c == p.by, round, m.Median*1e6)
+					if _, err := out.WriteString(line); err != nil {
+						t.Fatal(err)
+					}
+					t.Log(strings.TrimSpace(line))
 				}
-				line := fmt.Sprintf("%s\t%s\tforward\t%d\t%v\t%.2f\n", op, dt, c, c == p.by, m.Median*1e6)
-				if _, err := out.WriteString(line); err != nil {
-					t.Fatal(err)
-				}
-				t.Log(strings.TrimSpace(line))
 			}
 		}
 	}
