@@ -74,6 +74,20 @@ float angle_grad(Thr r, int a, float d1, float d2) {
     return a < int(F) ? x1 : x2;
 }
 
+// paired_next says whether the lane after this one in memory (block n+1
+// of the same batch row, at the same step) is the next lane of this
+// subgroup and walks the same steps: unchunked, inside the workgroup's
+// lanes and the subgroup (its invocation 0 is then the one after this
+// lane's last). paired_prev says the same of the lane before, from its
+// side; the two agree for every pair.
+bool paired_next(Thr r) {
+    return CHUNKS == 1u && gl_SubgroupInvocationID + F - r.q < gl_SubgroupSize &&
+           r.local + 1u < LPW && r.n + 1u < pc.N;
+}
+bool paired_prev(Thr r) {
+    return CHUNKS == 1u && gl_SubgroupInvocationID >= r.q + 1u && r.local >= 1u && r.n >= 1u;
+}
+
 // One step: slot d of the ring, whose element and angle index are e and a.
 // agg: apply A_t^T to the columns of pass 1, else the full step with its
 // stores.
@@ -125,14 +139,25 @@ void step(Thr r, bool agg, uint d, uint e, uint a) {
 #else
     // Whole words: invocation q stores the angles 2q - p and 2q + 1 - p
     // (p the parity of base), gathered from the invocations that computed
-    // them; the word shared with a neighbouring lane takes ST's atomics.
+    // them. A lane's k - 1 angles are an odd number, so one word at an end
+    // of its row is shared with the lane next to it in memory: where that
+    // lane runs in the same subgroup, at the same step (unchunked), the
+    // invocation holding the word's lower angle stores it whole with the
+    // other's angle 0; elsewhere each half takes ST's atomics.
     int a0 = 2 * int(r.q) - int(base & 1u);
     float lo = angle_grad(r, a0, d1, d2);
     float hi = angle_grad(r, a0 + 1, d1, d2);
+    float next0 = subgroupShuffle(d1, min(gl_SubgroupInvocationID + 1u, gl_SubgroupSize - 1u));
     if (a0 < 0) {
-        ST(dtheta_, base, hi);
+        if (!paired_prev(r)) {
+            ST(dtheta_, base, hi);
+        }
     } else if (a0 + 1 > int(K) - 2) {
-        ST(dtheta_, base + uint(a0), lo);
+        if (paired_next(r)) {
+            dtheta_[(base + uint(a0)) >> 1] = NARROW2(vec2(lo, next0));
+        } else {
+            ST(dtheta_, base + uint(a0), lo);
+        }
     } else {
         dtheta_[(base + uint(a0)) >> 1] = NARROW2(vec2(lo, hi));
     }

@@ -80,7 +80,7 @@ var sourceDigests = map[string]string{
 	"givens.glsl":                      "715ee01dec822ea8164094663a18695c051e37dd694b0a25d3ba4e61342ececc",
 	"givens_scan_bwd.comp":             "eef0bb2b63c387cebc17594421ab79d854c9309af7ad091ab3cdc53fe4203496",
 	"givens_scan_fwd.comp":             "290f8541a4852ad78b6f2eeecafe1d640d4cf0c1b6c1736ed59206885f0ebd24",
-	"givens_scan_sg_bwd.comp":          "1059aa21167bef135b01e0461a6e7bf1dd1dad6ba9f156c401775370fed785db",
+	"givens_scan_sg_bwd.comp":          "cb236a10dafc925a2d47519421763c52f029258794e3a403020b311afbfa690b",
 	"givens_scan_sg_fwd.comp":          "69771d28618cf279702cd65b7850895b4ed858171413cd90da34828456cf68e3",
 	"givens_sg.glsl":                   "0a8a6887bfcf51e7f6a8adc3e60759a7e1b909ea1fc796705529f2e8db03f429",
 	"linear_scan_bwd.comp":             "9f0de99444d4f93ef40bbdf63e8285666ef9db06e40a52f626aa1ae12aa1aa41",

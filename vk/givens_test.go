@@ -14,13 +14,13 @@ import (
 )
 
 // givensModule is the module the backend runs for givens_scan at d.
-func givensModule(t *testing.T, b *Backend, dir scans.Direction, d scans.Dims) string {
+func givensModule(t *testing.T, b *Backend, dir scans.Direction, d scans.Dims, dt scans.DType) string {
 	t.Helper()
 	dev, err := b.device()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &call{b: b, dev: dev, op: scans.OpGivensScan, dims: d, dt: scans.F32}
+	c := &call{b: b, dev: dev, op: scans.OpGivensScan, dims: d, dt: dt}
 	return c.block(dir, 0).module
 }
 
@@ -36,12 +36,12 @@ func TestGivensKernelChoice(t *testing.T) {
 		for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
 			d := scans.Dims{B: 3, T: 1000, N: 5, K: k, V: 1}
 			b.cfg.noSubgroup = false
-			m := givensModule(t, b, dir, d)
+			m := givensModule(t, b, dir, d, scans.F32)
 			if sg := strings.Contains(m, "_sg_"); sg != (width >= k/2) {
 				t.Errorf("k=%d %s: module %s with shuffle width %d", k, dir, m, width)
 			}
 			b.cfg.noSubgroup = true
-			if m := givensModule(t, b, dir, d); strings.Contains(m, "_sg_") {
+			if m := givensModule(t, b, dir, d, scans.F32); strings.Contains(m, "_sg_") {
 				t.Errorf("k=%d %s: module %s with the subgroup kernels off", k, dir, m)
 			}
 		}
@@ -52,9 +52,11 @@ func TestGivensKernelChoice(t *testing.T) {
 // TestGivensPaths runs rows of both Givens kernels against eager: the
 // kernels without subgroup operations (which the conformance matrix does
 // not reach on a device with shuffles), and the subgroup kernels unchunked
-// over long sequences (the matrix's few lanes always take chunks there).
+// over long sequences (the matrix's few lanes always take chunks there),
+// with every output filled with NaN before each kernel runs.
 func TestGivensPaths(t *testing.T) {
 	b := testBackend(t)
+	b.poison = true // every output element must be written
 	ref := eager.New()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -71,7 +73,11 @@ func TestGivensPaths(t *testing.T) {
 		skipNoSG      bool
 	}{
 		{"fallback", true, 0, 0, []row{{scans.F32, 8, 1000, true}, {scans.F16, 4, 65, false}, {scans.BF16, 16, 65, true}}, false},
-		{"unchunked", false, 1, 0, []row{{scans.F32, 8, 1000, true}, {scans.F32, 2, 300, false}, {scans.BF16, 16, 100, true}, {scans.F16, 4, 37, true}}, true},
+		// The 16-bit backwards' rows of angles pair with their neighbours'
+		// in a subgroup (k = 2 to 8), or take atomics at the ends (k = 16
+		// on a device of 8-wide subgroups, and every row n = N-1).
+		{"unchunked", false, 1, 0, []row{{scans.F32, 8, 1000, true}, {scans.F32, 2, 300, false}, {scans.BF16, 16, 100, true}, {scans.F16, 4, 37, true},
+			{scans.F16, 8, 41, false}, {scans.BF16, 2, 50, true}}, true},
 		// A CPU device runs a shallower ring by default: the GPU's depth.
 		{"depth16", false, 0, givensSGDepth, []row{{scans.F32, 8, 1000, true}}, true},
 		{"depth16-unchunked", false, 1, givensSGDepth, []row{{scans.F32, 4, 200, false}}, true},
@@ -84,7 +90,7 @@ func TestGivensPaths(t *testing.T) {
 				c := bench.Case{Op: scans.OpGivensScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: 5, K: r.k, V: 1},
 					DType: r.dt, Regime: bench.Typical, Init: r.init}
 				t.Run(fmt.Sprintf("%s/%s", p.name, c.Name()), func(t *testing.T) {
-					m := givensModule(t, b, dir, c.Dims)
+					m := givensModule(t, b, dir, c.Dims, r.dt)
 					if p.skipNoSG && !strings.Contains(m, "_sg_") {
 						t.Skipf("the device has no subgroup kernel for k=%d (%s)", r.k, m)
 					}
