@@ -70,6 +70,9 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		}
 		lanes := B * ((N + tile*ch - 1) / (tile * ch))
 		c := elementwiseChunksOf(T, lanes, occ)
+		if op == scans.OpParallelScanLog && !bwd {
+			c = logFwdChunks(c, lanes, dt.Size())
+		}
 		p.grid, p.bx, p.by, p.shared = lanes, tile, c, 2*c*tile*ch*4
 		x := []int{B, T, N}
 		switch {
@@ -355,6 +358,32 @@ func elementwiseChunks(T, lanes int, occ occupancy) int {
 // elementwiseChunksOf is the rule planFor applies: elementwiseChunks, or
 // the chunk count a layout experiment imposes (sweep_test.go).
 var elementwiseChunksOf = elementwiseChunks
+
+// logFwdChunks lowers the chunk count c of the parallel_scan_log forward
+// over lanes lanes of elements of esize bytes while half as many chunks
+// still keep logFwdInFlight bytes of inputs loaded ahead (every thread
+// holds segLogFwd steps of two inputs). Its chunks meet in a fold that
+// costs each thread an exponential and a logarithm per chunk and segment,
+// so where the lanes fill the device, fewer chunks are cheaper. Measured
+// on an H200 at the large shape (cuda/sweep_test.go, three rounds each):
+// f32 448 us with 2 chunks against 493 us with the 8 that chunkCount
+// gives (502 with 4, 473 with 16); f16 365 against 369 us and bf16 345
+// against 359 us with 4. Few lanes (lab, long-T) keep their chunks.
+func logFwdChunks(c, lanes, esize int) int {
+	for c > 1 && int64(lanes)*tile*int64(c/2)*segLogFwd*2*int64(esize) >= logFwdInFlight {
+		c /= 2
+	}
+	return c
+}
+
+// segLogFwd mirrors kernels/elementwise.cuh's SEG_LOG_FWD, the steps a
+// thread of the parallel_scan_log forward holds; logFwdInFlight is the
+// bytes its loads ahead should reach (about what an H200 needs in flight
+// to run at its copy bandwidth).
+const (
+	segLogFwd      = 16
+	logFwdInFlight = 8 << 20
+)
 
 // matrixScanLayout is the tile W and chunk count C of the matrix_scan
 // kernels for b x n blocks over t steps, backward or not, in element type
