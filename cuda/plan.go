@@ -138,7 +138,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			w := givensChunkTile(K, c)
 			p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, c, 4*w*K*c*(K+1)
 		} else {
-			w := givensTile(B, N, K, occ)
+			w := givensTileOf(B, N, K, occ)
 			p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, 1, 0
 		}
 		x := []int{B, T, N, K}
@@ -282,6 +282,11 @@ func givensTile(b, n, k int, occ occupancy) int {
 	}
 	return w
 }
+
+// givensTileOf is the tile rule planFor applies to the unchunked Givens
+// kernels: givensTile, or the tile a layout experiment imposes
+// (sweep_test.go).
+var givensTileOf = givensTile
 
 // givensChunkedMaxThreads mirrors kernels/givens_scan.cu's
 // GIVENS_CHUNKED_MAX_THREADS, the largest block of the chunked Givens

@@ -211,3 +211,58 @@ func TestElementwiseChunkSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestGivensTileSweep is a layout experiment, not a check: with
+// MINGRU_CUDA_SWEEP_GT set to a file name it times givens_scan (forward
+// and forward+backward, every element type) at the benchmark's large
+// shape under tiles of 4, 8 and 16 lanes a block (32 to 128 threads), and
+// writes one tab-separated row per timing to that file (and the log); the
+// row the rule (givensTile) picks says so. Without the variable it does
+// nothing.
+func TestGivensTileSweep(t *testing.T) {
+	path := os.Getenv("MINGRU_CUDA_SWEEP_GT")
+	if path == "" {
+		t.Skip("layout experiment: set MINGRU_CUDA_SWEEP_GT=<output file> to run it")
+	}
+	b := gpu(t)
+	b.poison = false
+	if err := b.ensure(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { givensTileOf = givensTile }()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
+	timing := bench.Timing{Warmup: 10, MinRuns: 20, MaxRuns: 200, Budget: 200 * time.Millisecond}
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	fmt.Fprintf(out, "# %s\ndtype\tmode\ttile\trule\tround\tmedian_us\n", b.Status().Device)
+	d := scans.Dims{B: 32, T: 4096, N: 128, K: 8, V: 1}
+	rule := givensTile(d.B, d.N, d.K, b.occ)
+	for _, dt := range scans.DTypes {
+		in, err := bench.InputsInit(scans.OpGivensScan, d, dt, bench.Typical, true, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := 0; round < 2; round++ {
+			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+				for _, w := range []int{4, 8, 16} {
+					ww := w
+					givensTileOf = func(int, int, int, occupancy) int { return ww }
+					m, err := bench.MeasureInputs(b, in, mode, timing)
+					givensTileOf = givensTile
+					if err != nil {
+						t.Errorf("%s %s tile %d: %v", dt, mode, w, err)
+						continue
+					}
+					line := fmt.Sprintf("%s\t%s\t%d\t%v\t%d\t%.2f\n", dt, mode, w, w == rule, round, m.Median*1e6)
+					if _, err := out.WriteString(line); err != nil {
+						t.Fatal(err)
+					}
+					t.Log(strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+}

@@ -13,8 +13,9 @@
 # both test binaries) and perf (quick benchmarks: every shape in f32, and the
 # large shape in f16 and bf16); sweep (the Vulkan tiled kernels timed under
 # every layout, vk/sweep_test.go) and cuda-sweep (givens_scan under every
-# chunk count; CUDA_SWEEP_RUN=TestMatrixScanLayoutSweep or
-# TestElementwiseChunkSweep for the others in cuda/sweep_test.go). VK_SHORT=1 trims the Vulkan matrix of the
+# chunk count; CUDA_SWEEP_RUN=TestMatrixScanLayoutSweep,
+# TestElementwiseChunkSweep or TestGivensTileSweep for the others in
+# cuda/sweep_test.go). VK_SHORT=1 trims the Vulkan matrix of the
 # conformance mode; STEP_TIMEOUT (seconds) limits each step.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
@@ -134,7 +135,7 @@ for m in $modes; do
   cuda-sweep)
     # CUDA_SWEEP_RUN picks the experiments (default: the Givens one).
     echo "== CUDA layout sweep"
-    MINGRU_CUDA_SWEEP="$RES/cuda-sweep.tsv" MINGRU_CUDA_SWEEP_MS="$RES/cuda-sweep-matrix-scan.tsv" MINGRU_CUDA_SWEEP_EW="$RES/cuda-sweep-elementwise.tsv" to .build/cuda.test -test.run "${CUDA_SWEEP_RUN:-TestGivensChunkSweep}" -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/cuda-sweep.log" 2>&1 || rc=1
+    MINGRU_CUDA_SWEEP="$RES/cuda-sweep.tsv" MINGRU_CUDA_SWEEP_MS="$RES/cuda-sweep-matrix-scan.tsv" MINGRU_CUDA_SWEEP_EW="$RES/cuda-sweep-elementwise.tsv" MINGRU_CUDA_SWEEP_GT="$RES/cuda-sweep-givens-tile.tsv" to .build/cuda.test -test.run "${CUDA_SWEEP_RUN:-TestGivensChunkSweep}" -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/cuda-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/cuda-sweep.log"
     ;;
   memory)
