@@ -73,12 +73,17 @@
 //     64, chunks of 12 steps), each step of both loaded and stored as one
 //     32-bit word. The log-space scan uses the GPU's fast exp2/log2 and
 //     forms a chunk's aggregate in closed form (one exponential per step,
-//     one logarithm per chunk).
+//     one logarithm per chunk); its forward takes fewer chunks where the
+//     lanes alone keep 8 MiB of inputs in flight, since each chunk costs
+//     every thread a logaddexp in the fold (logFwdChunks).
 //   - matrix_scan (k=2, v=1): a lane is a batch row and a tile of W
 //     contiguous blocks n, one thread per block with 8 steps of A and b
 //     (dh backward) in registers, held as loaded in 16-bit (where the
 //     forward keeps 12), the layout of the elementwise scans
-//     (kernels/matrix_scan.cu). The f32 backward also holds each step's
+//     (kernels/matrix_scan.cu). W is affineTile's but at least 4 (whole
+//     32-byte sectors a step), chunks hold at least 8 steps, and the
+//     forward counts the device full at the threads its registers allow
+//     (matrixScanLayout). The f32 backward also holds each step's
 //     h_{t-1}, loaded with the segment, in blocks of at most 512 threads.
 //   - matrix_affine_scan with v > 1 and many lanes (v <= 8 for the
 //     backward; see affineRows): the row layout. Thread i of a lane owns
