@@ -84,11 +84,13 @@
 // matrix_scan's 2-vectors and 2x2 blocks, the Givens states and gradients
 // (k even) and the affine rows are written as whole words with plain
 // stores. A lone 16-bit store (a row that starts at an odd element, odd
-// D's last channel, one dtheta per step) is two atomics (clear the half,
-// set it), so that a neighbouring invocation's half is never lost. Where
-// every word of a tiled kernel is whole (D even, or matrix_scan), its
-// pipeline is specialized without the branches for a misaligned word:
-// on an H200 those branches between a step's loads cost 1.5x to 3x. No
+// D's last channel, the dtheta word two lanes share where they do not run
+// in one subgroup) is two atomics (clear the half, set it), so that a
+// neighbouring invocation's half is never lost. Where every word of a
+// tiled kernel or of the subgroup Givens kernels is whole (D even,
+// matrix_scan, k even), its pipeline is specialized without the branches
+// for a misaligned word: on an H200 those branches between a step's loads
+// cost 1.5x to 4x. No
 // kernel waits on another workgroup. Only the subgroup Givens kernels use
 // subgroup operations, and only on a device that reports them (below);
 // every other kernel is correct at any subgroup size.
@@ -127,7 +129,8 @@
 // to 249 µs at the large shape; the f32 log-space backward ran 6% slower
 // with it and keeps the test). The
 // chunk count doubles from 1 while a segment stays shorter than T, the
-// device holds at most 2^17 invocations in all, and the workgroup stays
+// device holds at most 2^17 channels in all (an invocation of a 16-bit
+// kernel counts its two), and the workgroup stays
 // within 256 invocations: short T or many lanes give one chunk (the
 // sequential recurrence), long T with few lanes up to 256/TILE chunks.
 // Composing chunk aggregates is not IEEE-identical to the sequential
@@ -184,8 +187,9 @@
 // keeps a ring of steps of inputs in registers (the loads of step t+D
 // issued at step t), so that many loads are in flight while the
 // recurrence runs: D = 16 where the invocations fill the device (8192 or
-// more), D = 4 where they are fewer, which an H200 runs faster there (lab
-// shape 12.7 us against 18.1 us forward). A chunked step costs 8 to 15
+// more; 24 in the 16-bit forwards, whose steps take fewer registers), D =
+// 4 where they are fewer, which an H200 runs faster there (lab shape 12.7
+// us against 18.1 us forward). A chunked step costs 8 to 15
 // unchunked ones there, so T is chunked only for few invocations (1024 or
 // fewer) and into 16 to 64 chunks of at least 16 steps (the long-T shape
 // takes 64): pass 1 builds each chunk's kxk transition product and offset
