@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,24 +22,10 @@ import (
 // rule is chosen and rechecked on a new device; without the variable it
 // does nothing.
 func TestGivensChunkSweep(t *testing.T) {
-	path := os.Getenv("MINGRU_CUDA_SWEEP")
-	if path == "" {
-		t.Skip("layout experiment: set MINGRU_CUDA_SWEEP=<output file> to run it")
-	}
-	b := gpu(t)
-	b.poison = false
-	if err := b.ensure(); err != nil {
-		t.Fatal(err)
-	}
+	b, out := startSweep(t, "MINGRU_CUDA_SWEEP", "B\tT\tN\tk\tlanes_x_k\tmode\tchunks\trule\tmedian_us")
 	defer func() { givensChunksOf = givensChunks }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 250 * time.Millisecond}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	fmt.Fprintf(out, "# %s\nB\tT\tN\tk\tlanes_x_k\tmode\tchunks\trule\tmedian_us\n", b.Status().Device)
 	for _, d := range []scans.Dims{
 		{B: 128, T: 64, N: 8, K: 8, V: 1},  // lab
 		{B: 16, T: 1024, N: 8, K: 8, V: 1}, // long-T
@@ -65,11 +50,7 @@ func TestGivensChunkSweep(t *testing.T) {
 					t.Errorf("%v %s chunks %d: %v", d, mode, c, err)
 					continue
 				}
-				line := fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%s\t%d\t%v\t%.2f\n", d.B, d.T, d.N, d.K, d.B*d.N*d.K, mode, c, c == rule, m.Median*1e6)
-				if _, err := out.WriteString(line); err != nil {
-					t.Fatal(err)
-				}
-				t.Log(strings.TrimSpace(line))
+				out.row("%d\t%d\t%d\t%d\t%d\t%s\t%d\t%v\t%.2f", d.B, d.T, d.N, d.K, d.B*d.N*d.K, mode, c, c == rule, m.Median*1e6)
 			}
 		}
 	}
@@ -84,24 +65,10 @@ func TestGivensChunkSweep(t *testing.T) {
 // to that file (and the log); the row the rule (matrixScanLayout) picks
 // says so. Without the variable it does nothing.
 func TestMatrixScanLayoutSweep(t *testing.T) {
-	path := os.Getenv("MINGRU_CUDA_SWEEP_MS")
-	if path == "" {
-		t.Skip("layout experiment: set MINGRU_CUDA_SWEEP_MS=<output file> to run it")
-	}
-	b := gpu(t)
-	b.poison = false
-	if err := b.ensure(); err != nil {
-		t.Fatal(err)
-	}
+	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_MS", "B\tT\tN\tdtype\tmode\ttile\tchunks\trule\tmedian_us")
 	defer func() { matrixScanLayoutOf = matrixScanLayout }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
 	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 150 * time.Millisecond}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	fmt.Fprintf(out, "# %s\nB\tT\tN\tdtype\tmode\ttile\tchunks\trule\tmedian_us\n", b.Status().Device)
 	for _, d := range []scans.Dims{
 		{B: 16, T: 1024, N: 32, K: 2, V: 1},  // long-T
 		{B: 128, T: 64, N: 32, K: 2, V: 1},   // lab
@@ -143,11 +110,7 @@ func TestMatrixScanLayoutSweep(t *testing.T) {
 							t.Errorf("%v %s %s W %d C %d: %v", d, dt, mode, w, c, err)
 							continue
 						}
-						line := fmt.Sprintf("%d\t%d\t%d\t%s\t%s\t%d\t%d\t%v\t%.2f\n", d.B, d.T, d.N, dt, mode, w, c, w == rw && c == rc, m.Median*1e6)
-						if _, err := out.WriteString(line); err != nil {
-							t.Fatal(err)
-						}
-						t.Log(strings.TrimSpace(line))
+						out.row("%d\t%d\t%d\t%s\t%s\t%d\t%d\t%v\t%.2f", d.B, d.T, d.N, dt, mode, w, c, w == rw && c == rc, m.Median*1e6)
 					}
 				}
 			}
@@ -163,24 +126,10 @@ func TestMatrixScanLayoutSweep(t *testing.T) {
 // rule (elementwiseChunks) picks says so. Without the variable it does
 // nothing.
 func TestElementwiseChunkSweep(t *testing.T) {
-	path := os.Getenv("MINGRU_CUDA_SWEEP_EW")
-	if path == "" {
-		t.Skip("layout experiment: set MINGRU_CUDA_SWEEP_EW=<output file> to run it")
-	}
-	b := gpu(t)
-	b.poison = false
-	if err := b.ensure(); err != nil {
-		t.Fatal(err)
-	}
+	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_EW", "op\tdtype\tmode\tchunks\trule\tround\tmedian_us")
 	defer func() { elementwiseChunksOf = elementwiseChunks }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
 	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 150 * time.Millisecond}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	fmt.Fprintf(out, "# %s\nop\tdtype\tmode\tchunks\trule\tround\tmedian_us\n", b.Status().Device)
 	d := scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}
 	for _, op := range []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog} {
 		for _, dt := range scans.DTypes {
@@ -201,11 +150,7 @@ func TestElementwiseChunkSweep(t *testing.T) {
 						t.Errorf("%s %s chunks %d: %v", op, dt, c, err)
 						continue
 					}
-					line := fmt.Sprintf("%s\t%s\tforward\t%d\t%v\t%d\t%.2f\n", op, dt, c, c == p.by, round, m.Median*1e6)
-					if _, err := out.WriteString(line); err != nil {
-						t.Fatal(err)
-					}
-					t.Log(strings.TrimSpace(line))
+					out.row("%s\t%s\tforward\t%d\t%v\t%d\t%.2f", op, dt, c, c == p.by, round, m.Median*1e6)
 				}
 			}
 		}
@@ -220,24 +165,10 @@ func TestElementwiseChunkSweep(t *testing.T) {
 // row the rule (givensTile) picks says so. Without the variable it does
 // nothing.
 func TestGivensTileSweep(t *testing.T) {
-	path := os.Getenv("MINGRU_CUDA_SWEEP_GT")
-	if path == "" {
-		t.Skip("layout experiment: set MINGRU_CUDA_SWEEP_GT=<output file> to run it")
-	}
-	b := gpu(t)
-	b.poison = false
-	if err := b.ensure(); err != nil {
-		t.Fatal(err)
-	}
+	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_GT", "dtype\tmode\ttile\trule\tround\tmedian_us")
 	defer func() { givensTileOf = givensTile }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
 	timing := bench.Timing{Warmup: 10, MinRuns: 20, MaxRuns: 200, Budget: 200 * time.Millisecond}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	fmt.Fprintf(out, "# %s\ndtype\tmode\ttile\trule\tround\tmedian_us\n", b.Status().Device)
 	d := scans.Dims{B: 32, T: 4096, N: 128, K: 8, V: 1}
 	rule := givensTile(d.B, d.N, d.K, b.occ)
 	for _, dt := range scans.DTypes {
@@ -256,13 +187,57 @@ func TestGivensTileSweep(t *testing.T) {
 						t.Errorf("%s %s tile %d: %v", dt, mode, w, err)
 						continue
 					}
-					line := fmt.Sprintf("%s\t%s\t%d\t%v\t%d\t%.2f\n", dt, mode, w, w == rule, round, m.Median*1e6)
-					if _, err := out.WriteString(line); err != nil {
-						t.Fatal(err)
-					}
-					t.Log(strings.TrimSpace(line))
+					out.row("%s\t%s\t%d\t%v\t%d\t%.2f", dt, mode, w, w == rule, round, m.Median*1e6)
 				}
 			}
 		}
+	}
+}
+
+// sweepOut is the output of a layout experiment: tab-separated rows in a
+// file, each also written to the test's log.
+type sweepOut struct {
+	t *testing.T
+	f *os.File
+}
+
+// startSweep skips the test unless the variable env names an output file;
+// otherwise it opens the GPU backend (outputs not poisoned: the timings are
+// the kernels'), creates the file and writes the device's name and header
+// (tab-separated column names) as its first lines.
+func startSweep(t *testing.T, env, header string) (*Backend, *sweepOut) {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		t.Skipf("layout experiment: set %s=<output file> to run it", env)
+	}
+	b := gpu(t)
+	b.poison = false
+	if err := b.ensure(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	out := &sweepOut{t: t, f: f}
+	out.line("# " + b.Status().Device)
+	out.line(header)
+	return b, out
+}
+
+// row writes one row, format and args as for fmt.Sprintf.
+func (o *sweepOut) row(format string, args ...any) {
+	o.t.Helper()
+	line := fmt.Sprintf(format, args...)
+	o.line(line)
+	o.t.Log(line)
+}
+
+func (o *sweepOut) line(s string) {
+	o.t.Helper()
+	if _, err := o.f.WriteString(s + "\n"); err != nil {
+		o.t.Fatal(err)
 	}
 }
