@@ -69,10 +69,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.pairs, ch = true, 2
 		}
 		lanes := B * ((N + tile*ch - 1) / (tile * ch))
-		c := elementwiseChunksOf(T, lanes, occ)
-		if op == scans.OpParallelScanLog && !bwd {
-			c = logFwdChunks(c, lanes, dt.Size())
-		}
+		c := elementwiseChunksOf(op, bwd, T, lanes, dt.Size(), occ)
 		p.grid, p.bx, p.by, p.shared = lanes, tile, c, 2*c*tile*ch*4
 		x := []int{B, T, N}
 		switch {
@@ -354,10 +351,16 @@ func affineShared(k, v, w, c int, bwd bool) int {
 	return 4 * n
 }
 
-// elementwiseChunks is the chunk count of the elementwise kernels over
-// lanes lanes (blocks of tile threads a chunk) of T steps.
-func elementwiseChunks(T, lanes int, occ occupancy) int {
-	return chunkCount(T, minChunk, lanes, tile, occ, nil)
+// elementwiseChunks is the chunk count of the elementwise kernels of op,
+// backward or not, over lanes lanes (blocks of tile threads a chunk) of T
+// steps of esize-byte elements: chunkCount's, lowered by logFwdChunks for
+// the parallel_scan_log forward.
+func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize int, occ occupancy) int {
+	c := chunkCount(T, minChunk, lanes, tile, occ, nil)
+	if op == scans.OpParallelScanLog && !bwd {
+		c = logFwdChunks(c, lanes, esize)
+	}
+	return c
 }
 
 // elementwiseChunksOf is the rule planFor applies: elementwiseChunks, or

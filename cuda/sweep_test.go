@@ -143,7 +143,7 @@ func TestElementwiseChunkSweep(t *testing.T) {
 			for round := 0; round < 3; round++ {
 				for c := 1; c <= maxChunks && c*tile*2 <= 1024; c *= 2 {
 					cc := c
-					elementwiseChunksOf = func(int, int, occupancy) int { return cc }
+					elementwiseChunksOf = func(scans.Op, bool, int, int, int, occupancy) int { return cc }
 					m, err := bench.MeasureInputs(b, in, bench.ModeForward, timing)
 					elementwiseChunksOf = elementwiseChunks
 					if err != nil {
