@@ -230,7 +230,7 @@ func TestLayoutSweep(t *testing.T) {
 				for _, depth := range depths {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
 					b.cfg.givensDepth = depth
-					row("large", op, dims, dt, bench.ModeForward, 0, 1, depth == rd && aligned)
+					row("large", op, dims, dt, bench.ModeForward, 0, 1, depth == givensSGForwardRing(rd, dt) && aligned)
 				}
 			}
 		}
