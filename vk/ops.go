@@ -149,8 +149,8 @@ func tensorOrNil(t *Tensor) scans.Tensor {
 
 // tiledLayoutOf and alignWords are the tiled kernels' layout rule and
 // whether their 16-bit kernels (and the subgroup Givens kernels) may be
-// compiled for whole words; a layout
-// experiment (sweep_test.go) swaps them to time the alternatives.
+// compiled for whole words; a layout experiment (sweep_test.go) swaps
+// them to time the alternatives.
 var (
 	tiledLayoutOf = tiledLayout
 	alignWords    = true

@@ -266,8 +266,8 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 // The row layout of matrix_affine_scan (shaders/affine_rows.glsl): one
 // invocation per row of a lane's kxv state, R = wg/k lanes per
 // workgroup (rowWorkgroup), T walked in one piece with the loads of the
-// next ring steps in flight (rowRing). Every input element is read once, in contiguous
-// rows, where the column layout reads A_t in each of its v invocations
+// next ring steps in flight (rowRing). Every input element is read once,
+// in contiguous rows, where the column layout reads A_t in each of its v invocations
 // and, when it chunks T, reads A and X twice.
 //
 // blockRows is the choice between the two (k >= 2 and v >= 2 only: a

@@ -23,18 +23,18 @@ import (
 // the rules in plan.go are chosen and rechecked on a new device; without
 // the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
 // (comma-separated; default all): long, large, aligned, givens, givens16,
-// rows. The givens16 part times the Givens forward at the large shape in
-// every element type under ring depths 2 to 32 (rows "sg-d2" to
-// "sg-d32"). The
-// rows part times matrix_affine_scan in the row layout (f32) under
-// workgroups of 32 to 128 invocations and rings of 2 to 8 steps; its rows
-// say "rows" and give the workgroup as the tile and the ring as the
-// chunks. The givens
-// part times givens_scan at the lab and long-T shapes (and the large
-// forward) with the kernels without subgroup operations and with the
-// subgroup kernels under every chunk count and ring depths 4 and 16; its
-// rows name the kernel ("fallback", "sg-d4", "sg-d16"), where the tiled
-// kernels' rows say "tiled".
+// rows.
+//   - givens: givens_scan at the lab and long-T shapes (and the large
+//     forward) with the kernels without subgroup operations and with the
+//     subgroup kernels under every chunk count and ring depths 4 and 16;
+//     its rows name the kernel ("fallback", "sg-d4", "sg-d16").
+//   - givens16: the Givens forward at the large shape in every element
+//     type under ring depths 2 to 32 (rows "sg-d2" to "sg-d32").
+//   - rows: matrix_affine_scan in the row layout (f32) under workgroups of
+//     32 to 128 invocations and rings of 2 to 8 steps; its rows say "rows"
+//     and give the workgroup as the tile and the ring as the chunks.
+//
+// The tiled kernels' rows say "tiled".
 //
 // On an NVIDIA GPU the clocks stay low for a process that only submits
 // Vulkan work in short bursts: time it while some process holds a CUDA
