@@ -22,6 +22,7 @@ func TestKernelMirrors(t *testing.T) {
 		{"elementwise.cuh", "TILE", tile},
 		{"givens_scan.cu", "GIVENS_MAX_THREADS", givensMaxThreads},
 		{"givens_scan.cu", "GIVENS_CHUNKED_MAX_THREADS", givensChunkedMaxThreads},
+		{"affine.cuh", "AFFINE_RING_BYTES", affineRingBytes},
 	} {
 		src, err := os.ReadFile(filepath.Join("kernels", c.file))
 		if err != nil {

@@ -110,12 +110,12 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			})
 		}
 		p.grid, p.bx, p.by, p.shared = lanes, width, c, affineShared(K, V, w, c, bwd)
-		if V > 1 && (!bwd || V <= 8) && (c == 1 || affineRows(B*N, K, occ)) {
+		if affineRowsFit(K, V, dt.Size(), bwd) && (c == 1 || affineRows(B*N, K, occ)) {
 			// The row layout (affine_fwd_rows, affine_bwd_rows where
 			// AFFINE_ROWS_BWD): R lanes of K threads per block, every
 			// input read once.
 			r := affineRowLanes(B*N, K)
-			p.grid, p.bx, p.by, p.shared = B*N/r, r*K, 1, affineRowShared(K, V, r, bwd)
+			p.grid, p.bx, p.by, p.shared = B*N/r, r*K, 1, affineRowShared(K, V, r, dt.Size(), bwd)
 		}
 		A, X := []int{B, T, N, K, K}, []int{B, T, N, K, V}
 		h0 := opt(B, N, K, V)
@@ -460,16 +460,49 @@ func affineRows(lanes, k int, occ occupancy) bool {
 }
 
 // affineRowShared is the dynamic shared memory in bytes of the row
-// layout with r lanes per block: two buffers per lane of the rows the
-// threads exchange each step, H_{t-1} (k*v floats) forward, G_t and
-// H_{t-1} (2*k*v) and A_t (k*k) backward.
-func affineRowShared(k, v, r int, bwd bool) int {
-	n := k * v
+// layout with r lanes per block (r*k threads) and elements of esize
+// bytes: two buffers per lane of the rows the threads exchange each step,
+// H_{t-1} (k*v floats) forward, G_t and H_{t-1} (2*k*v) and A_t (k*k)
+// backward; then the ring of the next affineRingSteps steps' input rows
+// (A_t and X_t forward; A_t, dH_t and H_{t-1} backward), each input's
+// rows of a step padded to 16 bytes (kernels/affine.cuh, RowRing).
+func affineRowShared(k, v, r, esize int, bwd bool) int {
+	n, rows := k*v, k+v
 	if bwd {
-		n = 2*k*v + k*k
+		n, rows = 2*k*v+k*k, k+2*v
 	}
-	return 4 * 2 * r * n
+	threads := r * k
+	slot := pad16(threads*k*esize) + pad16(threads*v*esize)
+	if bwd {
+		slot += pad16(threads * v * esize)
+	}
+	return pad16(4*2*r*n) + affineRingSteps(rows, esize)*slot
 }
+
+// affineRingBytes mirrors kernels/affine.cuh's AFFINE_RING_BYTES: the
+// bytes of a thread's rows that the row layout's ring holds at most.
+const affineRingBytes = 512
+
+// affineRingSteps mirrors affine_ring_steps: the ring's steps for rows of
+// w elements a step of esize bytes each, the largest power of two up to
+// 16 within affineRingBytes, at least 2.
+func affineRingSteps(w, esize int) int {
+	u := 16
+	for u > 2 && u*w*esize > affineRingBytes {
+		u /= 2
+	}
+	return u
+}
+
+// affineRowsFit reports whether the row layout can serve k x k
+// transitions with v > 1 columns in elements of esize bytes (v <= 8 for
+// the backward; AFFINE_ROWS and AFFINE_ROWS_BWD): its ring copies rows of
+// at least 4 bytes.
+func affineRowsFit(k, v, esize int, bwd bool) bool {
+	return v > 1 && k*esize >= 4 && (!bwd || v <= 8)
+}
+
+func pad16(n int) int { return (n + 15) / 16 * 16 }
 
 // affineRowLanes is the number R of lanes that one block of the row
 // layout serves (R*k threads): the largest power of two with R*k <= 32

@@ -15,7 +15,8 @@
 # every layout, vk/sweep_test.go) and cuda-sweep (givens_scan under every
 # chunk count; CUDA_SWEEP_RUN=TestMatrixScanLayoutSweep,
 # TestElementwiseChunkSweep or TestGivensTileSweep for the others in
-# cuda/sweep_test.go). VK_SHORT=1 trims the Vulkan matrix of the
+# cuda/sweep_test.go); profile (Nsight Compute on single kernels,
+# NCU_PROFILES). VK_SHORT=1 trims the Vulkan matrix of the
 # conformance mode; STEP_TIMEOUT (seconds) limits each step.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
@@ -137,6 +138,22 @@ for m in $modes; do
     echo "== CUDA layout sweep"
     MINGRU_CUDA_SWEEP="$RES/cuda-sweep.tsv" MINGRU_CUDA_SWEEP_MS="$RES/cuda-sweep-matrix-scan.tsv" MINGRU_CUDA_SWEEP_EW="$RES/cuda-sweep-elementwise.tsv" MINGRU_CUDA_SWEEP_GT="$RES/cuda-sweep-givens-tile.tsv" to .build/cuda.test -test.run "${CUDA_SWEEP_RUN:-TestGivensChunkSweep}" -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/cuda-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/cuda-sweep.log"
+    ;;
+  profile)
+    # Nsight Compute reports of single kernels: NCU_PROFILES is a list of
+    # name|kernel regex|scanbench arguments, separated by ';'; each
+    # profiles the first launch whose name matches, during a quick
+    # benchmark run with those arguments.
+    echo "== ncu"
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    IFS=';' read -ra profs <<<"${NCU_PROFILES:-}"
+    for p in "${profs[@]}"; do
+      IFS='|' read -r pname kre pargs <<<"$p"
+      to "$ncu" --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
+        --section Occupancy --section LaunchStats --section SchedulerStats -k "regex:$kre" -c 1 \
+        .build/scanbench --bench --quick $pargs --out "$RES/ncu-$pname" >"$RES/ncu-$pname.txt" 2>&1 || rc=1
+      grep -E 'Duration|Throughput|Stall|Warp Cycles|Achieved Occupancy|Registers|==ERR|==PROF==' "$RES/ncu-$pname.txt" | head -20
+    done
     ;;
   memory)
     echo "== scanbench --memory"

@@ -165,35 +165,79 @@ __device__ __forceinline__ void st_vec(void* __restrict__ p, i64 off, const floa
     }
 }
 
+// The row layout's ring: the inputs of the next U steps, copied into
+// shared memory as they are stored (cp_row), so that U - 1 steps of loads
+// are in flight while each step waits on the one before it (common.cuh
+// says why not registers). Slot u holds, for each input of a step, the
+// rows of all n = blockDim.x threads side by side (thread x's row of M
+// elements at x*M), each input's part padded to 16 bytes; the slots follow
+// the step buffers (padded alike). U is the largest power of two up to 16
+// with at most AFFINE_RING_BYTES of a thread's rows in the ring, and at
+// least 2. Rows of fewer than 4 bytes (K = 1 in 16 bits) cannot be
+// copied so: those lanes keep the column layout (AFFINE_ROWS).
+#define AFFINE_RING_BYTES 512
+#define AFFINE_ROWS(DT, K, V) ((V) > 1 && (K) * ((DT) == DT_F32 ? 4 : 2) >= 4)
+
+__host__ __device__ constexpr int pad16(int bytes) { return (bytes + 15) / 16 * 16; }
+
+// affine_ring_steps is U for rows of W elements a step in all (K + V
+// forward, K + 2V backward) of ES bytes each.
+__host__ __device__ constexpr int affine_ring_steps(int W, int ES) {
+    int u = 16;
+    while (u > 2 && u * W * ES > AFFINE_RING_BYTES) {
+        u /= 2;
+    }
+    return u;
+}
+
+// RowRing addresses the ring: slots of slot bytes from base, in which
+// at(u, off, m) is this thread's row of m elements of the input whose
+// part starts off bytes into slot u.
+template <int DT>
+struct RowRing {
+    static constexpr int ES = DT == DT_F32 ? 4 : 2;
+    char* base;  // slot 0
+    int slot;    // bytes per slot
+    int x;       // this thread
+
+    // The ring after step buffers of `before` bytes at sh, with slots of
+    // slot_bytes.
+    __device__ __forceinline__ RowRing(float* sh, int before, int slot_bytes)
+        : base((char*)sh + pad16(before)), slot(slot_bytes), x((int)threadIdx.x) {}
+
+    __device__ __forceinline__ char* at(int u, int off, int m) const {
+        return base + u * slot + off + x * (m * ES);
+    }
+};
+
 // The forward with V > 1 and one chunk (blockDim.y = 1) uses the row
-// layout: thread i of a lane owns row i of H (V registers), and a block of
-// blockDim.x = R*K threads serves R consecutive lanes (the host picks R, a
-// power of two dividing B*N, so every thread has a lane). Each step a
-// thread reads its row of A_t (K elements) and of X_t (V), so the R*K
-// threads of a block read R*K*(K+V) contiguous elements: every input
-// element is read once, by one thread, in coalesced runs (the column
-// layout reads A_t in every one of its V threads). The rows of H_{t-1} are
-// exchanged through shared memory (2 * R * K*V floats, alternating between
-// even and odd steps so that one barrier per step suffices, as in
-// affine_bwd). The loads of the next U steps are issued ahead of the
-// arithmetic (a ring of U steps in registers, held as loaded: Words), so
-// that many bytes are in flight while each step waits on the one before
-// it; the 16-bit types, at half the registers per step, keep twice the
-// steps. The sums run in the sequential reference's order, s = X[i][j],
-// then s += A[i][l] H[l][j] for l = 0..K-1, so the result matches the
-// column layout bit for bit.
+// layout (where AFFINE_ROWS): thread i of a lane owns row i of H (V
+// registers), and a block of blockDim.x = R*K threads serves R consecutive
+// lanes (the host picks R, a power of two dividing B*N, so every thread
+// has a lane). Each step a thread reads its row of A_t (K elements) and of
+// X_t (V), so the R*K threads of a block read R*K*(K+V) contiguous
+// elements: every input element is read once, by one thread, in coalesced
+// runs (the column layout reads A_t in every one of its V threads). The
+// rows of H_{t-1} are exchanged through shared memory (2 * R * K*V floats,
+// alternating between even and odd steps so that one barrier per step
+// suffices, as in affine_bwd), and the rows of the next U steps are in
+// flight in the ring. The sums run in the sequential reference's order,
+// s = X[i][j], then s += A[i][l] H[l][j] for l = 0..K-1, so the result
+// matches the column layout bit for bit.
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
                                                 const void* __restrict__ X,
                                                 const void* __restrict__ H0, void* __restrict__ H,
                                                 i64 T, i64 N) {
-    constexpr int RW = Words<DT, K>::n + Words<DT, V>::n;  // ring registers per step
-    constexpr int U = DT != DT_F32 && RW * 8 <= 64 ? 8 : RW * 4 <= 64 ? 4 : RW * 2 <= 64 ? 2 : 1;
-    DYNAMIC_SHARED(sh);  // [2][R][K*V]: H_{t-1}, row-major (K,V) per lane
+    constexpr int ES = DT == DT_F32 ? 4 : 2;
+    constexpr int U = affine_ring_steps(K + V, ES);
+    DYNAMIC_SHARED(sh);  // [2][R][K*V]: H_{t-1}, row-major (K,V) per lane; the ring
     const int R = (int)blockDim.x / K;
     const int r = (int)threadIdx.x / K, i = (int)threadIdx.x % K;
     const i64 lane = (i64)blockIdx.x * R + r;  // b*N + n
     const i64 b = lane / N, n = lane % N;
+    const int offX = pad16((int)blockDim.x * K * ES);  // X's part of a slot
+    const RowRing<DT> ring(sh, 2 * R * K * V * 4, offX + pad16((int)blockDim.x * V * ES));
     float h[V];
     if (H0 != nullptr) {
         ld_vec<DT, V>(H0, lane * (K * V) + i * V, h);
@@ -203,17 +247,16 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
             h[v] = 0.0f;
         }
     }
-    // Step t of the lane is block (b*T + t)*N + n.
+    // Step t of the lane is block (b*T + t)*N + n; it goes to slot t % U.
     const i64 blk0 = b * T * N + n;
-    Words<DT, K> pa[U];
-    Words<DT, V> px[U];
 #pragma unroll
     for (int u = 0; u < U; u++) {
         if (u < T) {
             const i64 blk = blk0 + (i64)u * N;
-            words_ld<DT, K>(A, blk * (K * K) + i * K, pa[u]);
-            words_ld<DT, V>(X, blk * (K * V) + i * V, px[u]);
+            cp_row<DT, K>(ring.at(u, 0, K), A, blk * (K * K) + i * K);
+            cp_row<DT, V>(ring.at(u, offX, V), X, blk * (K * V) + i * V);
         }
+        cp_commit();
     }
     for (i64 t0 = 0; t0 < T; t0 += U) {
 #pragma unroll
@@ -225,15 +268,20 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
                 for (int v = 0; v < V; v++) {
                     buf[i * V + v] = h[v];
                 }
+                cp_wait<U - 1>();  // step t's group is in
+                Words<DT, K> pa;
+                Words<DT, V> px;
+                words_lds<DT, K>(ring.at(u, 0, K), pa);
+                words_lds<DT, V>(ring.at(u, offX, V), px);
                 __syncthreads();
                 float out[V];
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    out[v] = words_at(px[u], v);
+                    out[v] = words_at(px, v);
                 }
 #pragma unroll
                 for (int l = 0; l < K; l++) {
-                    const float a = words_at(pa[u], l);
+                    const float a = words_at(pa, l);
 #pragma unroll
                     for (int v = 0; v < V; v++) {
                         out[v] = fmaf(a, buf[l * V + v], out[v]);
@@ -247,9 +295,10 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
                 st_vec<DT, V>(H, blk * (K * V) + i * V, h);
                 if (t + U < T) {
                     const i64 nb = blk + (i64)U * N;
-                    words_ld<DT, K>(A, nb * (K * K) + i * K, pa[u]);
-                    words_ld<DT, V>(X, nb * (K * V) + i * V, px[u]);
+                    cp_row<DT, K>(ring.at(u, 0, K), A, nb * (K * K) + i * K);
+                    cp_row<DT, V>(ring.at(u, offX, V), X, nb * (K * V) + i * V);
                 }
+                cp_commit();
             }
         }
     }
@@ -259,9 +308,11 @@ template <int DT, int K, int V>
 __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const void* __restrict__ X,
                                            const void* __restrict__ H0, void* __restrict__ H,
                                            i64 T, i64 N) {
-    if (V > 1 && blockDim.y == 1) {
-        affine_fwd_rows<DT, K, V>(A, X, H0, H, T, N);
-        return;
+    if constexpr (AFFINE_ROWS(DT, K, V)) {
+        if (blockDim.y == 1) {
+            affine_fwd_rows<DT, K, V>(A, X, H0, H, T, N);
+            return;
+        }
     }
     constexpr int PC = (K + V - 1) / V;  // columns of P per thread
     const int c = threadIdx.y, C = blockDim.y;
@@ -425,27 +476,30 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 }
 
 // AFFINE_ROWS_BWD says whether the backward has the row layout (with one
-// chunk): for 1 < V <= 8; with V = 16 its rows of G, u and the ring do not
-// fit the 128 registers of a 512-thread block, and the column layout stays.
-#define AFFINE_ROWS_BWD(V) ((V) > 1 && (V) <= 8)
+// chunk): where AFFINE_ROWS and V <= 8. With V = 16 a thread's rows of
+// G_t, H_{t-1} and the carry alone take 48 registers; that case keeps
+// the column layout.
+#define AFFINE_ROWS_BWD(DT, K, V) (AFFINE_ROWS(DT, K, V) && (V) <= 8)
 
-// affine_bwd_ring loads row i of A_t, dH_t and H_{t-1} (H0 or zeros at
-// t = 0) of step t, block blk, into a slot of affine_bwd_rows's ring.
+// affine_bwd_fill copies row i of A_t, dH_t and H_{t-1} (H0 or zeros at
+// t = 0) of step t, block blk, into slot u of affine_bwd_rows's ring (the
+// parts of dH and H at offD and offH).
 template <int DT, int K, int V>
-__device__ __forceinline__ void affine_bwd_ring(const void* __restrict__ A, const void* __restrict__ H0,
+__device__ __forceinline__ void affine_bwd_fill(const RowRing<DT>& ring, int u, int offD, int offH,
+                                                const void* __restrict__ A, const void* __restrict__ H0,
                                                 const void* __restrict__ H, const void* __restrict__ dH,
-                                                i64 blk, i64 t, i64 lane, int i, i64 N, Words<DT, K>& pa,
-                                                Words<DT, V>& pd, Words<DT, V>& ph) {
-    words_ld<DT, K>(A, blk * (K * K) + i * K, pa);
-    words_ld<DT, V>(dH, blk * (K * V) + i * V, pd);
+                                                i64 blk, i64 t, i64 lane, int i, i64 N) {
+    cp_row<DT, K>(ring.at(u, 0, K), A, blk * (K * K) + i * K);
+    cp_row<DT, V>(ring.at(u, offD, V), dH, blk * (K * V) + i * V);
     if (t > 0) {
-        words_ld<DT, V>(H, (blk - N) * (K * V) + i * V, ph);
+        cp_row<DT, V>(ring.at(u, offH, V), H, (blk - N) * (K * V) + i * V);
     } else if (H0 != nullptr) {
-        words_ld<DT, V>(H0, lane * (K * V) + i * V, ph);
+        cp_row<DT, V>(ring.at(u, offH, V), H0, lane * (K * V) + i * V);
     } else {
+        unsigned int* z = (unsigned int*)ring.at(u, offH, V);
 #pragma unroll
         for (int e = 0; e < Words<DT, V>::n; e++) {
-            ph.w[e] = 0;  // +0 in every element type
+            z[e] = 0;  // +0 in every element type
         }
     }
 }
@@ -459,10 +513,9 @@ __device__ __forceinline__ void affine_bwd_ring(const void* __restrict__ A, cons
 // memory; after one barrier it forms row i of dA_t = G_t H_{t-1}^T (sums
 // over the V columns) and row i of the next carry, sum over r of
 // A_t[r][i] G_t[r][:]. The buffers alternate between even and odd steps
-// (2 * R * (2*K*V + K*K) floats), one barrier per step. The loads of the
-// next U steps are in flight in a ring of registers (Words, as in the
-// forward; twice the steps in 16-bit). Sums run in the
-// column layout's order (from 0, index ascending).
+// (2 * R * (2*K*V + K*K) floats), one barrier per step. The rows of the
+// next U steps are in flight in the ring (as in the forward). Sums run in
+// the column layout's order (from 0, index ascending).
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                                                 const void* __restrict__ H0,
@@ -470,30 +523,32 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                                                 const void* __restrict__ dH, void* __restrict__ dA,
                                                 void* __restrict__ dX, void* __restrict__ dH0,
                                                 i64 T, i64 N) {
-    constexpr int RW = Words<DT, K>::n + 2 * Words<DT, V>::n;  // ring registers per step
-    constexpr int U = DT != DT_F32 && RW * 8 <= 96 ? 8 : RW * 4 <= 96 ? 4 : RW * 2 <= 64 ? 2 : 1;
+    constexpr int ES = DT == DT_F32 ? 4 : 2;
+    constexpr int U = affine_ring_steps(K + 2 * V, ES);
     constexpr int STEP = 2 * K * V + K * K;  // floats per lane and buffer
-    DYNAMIC_SHARED(sh);  // [2][R][STEP]: G_t, H_{t-1} (row-major (K,V)), A_t
+    DYNAMIC_SHARED(sh);  // [2][R][STEP]: G_t, H_{t-1} (row-major (K,V)), A_t; the ring
     const int R = (int)blockDim.x / K;
     const int r = (int)threadIdx.x / K, i = (int)threadIdx.x % K;
     const i64 lane = (i64)blockIdx.x * R + r;  // b*N + n
     const i64 b = lane / N, n = lane % N;
+    const int offD = pad16((int)blockDim.x * K * ES);
+    const int offH = offD + pad16((int)blockDim.x * V * ES);
+    const RowRing<DT> ring(sh, 2 * R * STEP * 4, offH + pad16((int)blockDim.x * V * ES));
     const i64 blk0 = b * T * N + n;  // step t is block blk0 + t*N
     float u[V];
 #pragma unroll
     for (int v = 0; v < V; v++) {
         u[v] = 0.0f;
     }
-    // The ring: row i of A_t, dH_t and H_{t-1} for the next U steps, as
-    // loaded (Words).
-    Words<DT, K> pa[U];
-    Words<DT, V> pd[U], ph[U];
+    // The ring: row i of A_t, dH_t and H_{t-1} for the next U steps, step
+    // T-1-q in slot q % U.
 #pragma unroll
     for (int q = 0; q < U; q++) {
         const i64 t = T - 1 - q;
         if (t >= 0) {
-            affine_bwd_ring<DT, K, V>(A, H0, H, dH, blk0 + t * N, t, lane, i, N, pa[q], pd[q], ph[q]);
+            affine_bwd_fill<DT, K, V>(ring, q, offD, offH, A, H0, H, dH, blk0 + t * N, t, lane, i, N);
         }
+        cp_commit();
     }
     for (i64 s0 = 0; s0 < T; s0 += U) {
 #pragma unroll
@@ -504,16 +559,22 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                 float* sG = buf;
                 float* sP = buf + K * V;
                 float* sA = buf + 2 * K * V;
+                cp_wait<U - 1>();  // step t's group is in
+                Words<DT, K> pa;
+                Words<DT, V> pd, ph;
+                words_lds<DT, K>(ring.at(q, 0, K), pa);
+                words_lds<DT, V>(ring.at(q, offD, V), pd);
+                words_lds<DT, V>(ring.at(q, offH, V), ph);
                 float G[V];
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    G[v] = words_at(pd[q], v) + u[v];
+                    G[v] = words_at(pd, v) + u[v];
                     sG[i * V + v] = G[v];
-                    sP[i * V + v] = words_at(ph[q], v);
+                    sP[i * V + v] = words_at(ph, v);
                 }
 #pragma unroll
                 for (int l = 0; l < K; l++) {
-                    sA[i * K + l] = words_at(pa[q], l);
+                    sA[i * K + l] = words_at(pa, l);
                 }
                 const i64 blk = blk0 + t * N;
                 st_vec<DT, V>(dX, blk * (K * V) + i * V, G);
@@ -546,9 +607,10 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                 }
                 const i64 tn = t - U;
                 if (tn >= 0) {
-                    affine_bwd_ring<DT, K, V>(A, H0, H, dH, blk0 + tn * N, tn, lane, i, N, pa[q], pd[q],
-                                              ph[q]);
+                    affine_bwd_fill<DT, K, V>(ring, q, offD, offH, A, H0, H, dH, blk0 + tn * N, tn, lane, i,
+                                              N);
                 }
+                cp_commit();
             }
         }
     }
@@ -609,9 +671,11 @@ __device__ __forceinline__ void affine_bwd(const void* __restrict__ A, const voi
                                            const void* __restrict__ H, const void* __restrict__ dH,
                                            void* __restrict__ dA, void* __restrict__ dX,
                                            void* __restrict__ dH0, i64 T, i64 N) {
-    if (AFFINE_ROWS_BWD(V) && blockDim.y == 1) {
-        affine_bwd_rows<DT, K, V>(A, H0, H, dH, dA, dX, dH0, T, N);
-        return;
+    if constexpr (AFFINE_ROWS_BWD(DT, K, V)) {
+        if (blockDim.y == 1) {
+            affine_bwd_rows<DT, K, V>(A, H0, H, dH, dA, dX, dH0, T, N);
+            return;
+        }
     }
     constexpr int PC = (K + V - 1) / V;
     DYNAMIC_SHARED(smem);

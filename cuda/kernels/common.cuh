@@ -265,6 +265,98 @@ __device__ __forceinline__ float words_at(const Words<DT, M>& r, int e) {
     }
 }
 
+// Asynchronous copies into shared memory (cp.async, sm_80). A thread that
+// keeps the loads of coming steps in registers cannot keep them in flight
+// one step apart: the compiler tracks all of them with one of the warp's
+// few dependency counters, so the first use of the oldest waits for the
+// youngest too. Copied to shared memory instead, each step's loads are a
+// group of their own (cp_commit), and cp_wait<N> waits only until at most
+// N of the thread's most recent groups are pending: a ring of U steps
+// then always has U - 1 steps of loads in flight. Each thread reads back
+// only what it copied itself, so no barrier is needed between the copy
+// and the use; a slot is refilled only after the values read from it
+// have been used (program order on one thread). The host build copies at
+// once and waits for nothing.
+//
+// cp_row copies the M elements of p at element offset off (a multiple of
+// M; M elements are 4, 8, 16 or more bytes) to dst, 16-byte aligned where
+// they are 16 bytes or more, else aligned to their size.
+template <int DT, int M>
+__device__ __forceinline__ void cp_row(void* dst, const void* __restrict__ p, i64 off) {
+    constexpr int BYTES = M * (DT == DT_F32 ? 4 : 2);
+    constexpr int CH = BYTES < 16 ? BYTES : 16;
+    static_assert(CH == 4 || CH == 8 || CH == 16, "cp.async copies 4, 8 or 16 bytes");
+    const char* src = (const char*)p + off * (DT == DT_F32 ? 4 : 2);
+#pragma unroll
+    for (int e = 0; e < BYTES / CH; e++) {
+#ifdef __CUDA_ARCH__
+        const unsigned int d = (unsigned int)__cvta_generic_to_shared((char*)dst + e * CH);
+        if constexpr (CH == 16) {
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src + e * CH) : "memory");
+        } else {
+            asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(src + e * CH), "n"(CH)
+                         : "memory");
+        }
+#else
+        memcpy((char*)dst + e * CH, src + e * CH, CH);
+#endif
+    }
+}
+
+// cp_commit closes the thread's current group of copies (possibly empty).
+__device__ __forceinline__ void cp_commit() {
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// cp_wait returns once at most N of the thread's groups are pending.
+template <int N>
+__device__ __forceinline__ void cp_wait() {
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+// words_lds reads M elements as Words from shared memory at src (aligned
+// as cp_row's dst), with the widest loads the size allows.
+template <int DT, int M>
+__device__ __forceinline__ void words_lds(const void* src, Words<DT, M>& r) {
+    constexpr int NW = Words<DT, M>::n;  // 32-bit words
+    const unsigned int* q = (const unsigned int*)src;
+    unsigned int w[NW];
+    if constexpr (NW % 4 == 0) {
+#pragma unroll
+        for (int e = 0; e < NW / 4; e++) {
+            const uint4 v = ((const uint4*)q)[e];
+            w[4 * e] = v.x;
+            w[4 * e + 1] = v.y;
+            w[4 * e + 2] = v.z;
+            w[4 * e + 3] = v.w;
+        }
+    } else if constexpr (NW % 2 == 0) {
+#pragma unroll
+        for (int e = 0; e < NW / 2; e++) {
+            const uint2 v = ((const uint2*)q)[e];
+            w[2 * e] = v.x;
+            w[2 * e + 1] = v.y;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < NW; e++) {
+            w[e] = q[e];
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < NW; e++) {
+        if constexpr (DT == DT_F32) {
+            r.w[e] = __uint_as_float(w[e]);
+        } else {
+            r.w[e] = w[e];
+        }
+    }
+}
+
 // st_num is st for a v known not to be NaN: on the GPU its 16-bit stores
 // skip the NaN patch of the narrowings.
 template <int DT>
