@@ -126,11 +126,26 @@ __device__ __forceinline__ void st_vec(void* __restrict__ p, i64 off, const floa
         }
     } else if (DT != DT_F32 && M % 2 == 0) {
         // Pairs of 16-bit elements narrowed into whole words and stored as
-        // runs of 16, 8 or 4 bytes (off is a multiple of M).
+        // runs of 16, 8 or 4 bytes (off is a multiple of M). One sum tells
+        // whether any of the M can be NaN, which needs the narrowings'
+        // patch (a NaN sum may also come from opposite infinities: the
+        // patched path is right for those too).
         Words<DT, M> o;
+        float any = 0.0f;
 #pragma unroll
-        for (int e = 0; e < M / 2; e++) {
-            o.w[e] = narrow<DT>(r[2 * e]) | (narrow<DT>(r[2 * e + 1]) << 16);
+        for (int e = 0; e < M; e++) {
+            any += r[e];
+        }
+        if (any == any) {
+#pragma unroll
+            for (int e = 0; e < M / 2; e++) {
+                o.w[e] = narrow_num<DT>(r[2 * e]) | (narrow_num<DT>(r[2 * e + 1]) << 16);
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < M / 2; e++) {
+                o.w[e] = narrow<DT>(r[2 * e]) | (narrow<DT>(r[2 * e + 1]) << 16);
+            }
         }
         unsigned int* q = (unsigned int*)((unsigned short*)p + off);
         if constexpr (M % 8 == 0) {
@@ -248,15 +263,20 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
         }
     }
     // Step t of the lane is block (b*T + t)*N + n; it goes to slot t % U.
+    // oA and oX are the thread's rows of A and X of the next step to copy,
+    // oH its row of H of the next step to store.
     const i64 blk0 = b * T * N + n;
+    const i64 sA = N * (K * K), sX = N * (K * V);  // a step, in elements
+    i64 oA = blk0 * (K * K) + i * K, oX = blk0 * (K * V) + i * V, oH = oX;
 #pragma unroll
     for (int u = 0; u < U; u++) {
         if (u < T) {
-            const i64 blk = blk0 + (i64)u * N;
-            cp_row<DT, K>(ring.at(u, 0, K), A, blk * (K * K) + i * K);
-            cp_row<DT, V>(ring.at(u, offX, V), X, blk * (K * V) + i * V);
+            cp_row<DT, K>(ring.at(u, 0, K), A, oA);
+            cp_row<DT, V>(ring.at(u, offX, V), X, oX);
         }
         cp_commit();
+        oA += sA;
+        oX += sX;
     }
     for (i64 t0 = 0; t0 < T; t0 += U) {
 #pragma unroll
@@ -291,14 +311,15 @@ __device__ __forceinline__ void affine_fwd_rows(const void* __restrict__ A,
                 for (int v = 0; v < V; v++) {
                     h[v] = out[v];
                 }
-                const i64 blk = blk0 + t * N;
-                st_vec<DT, V>(H, blk * (K * V) + i * V, h);
+                st_vec<DT, V>(H, oH, h);
+                oH += sX;
                 if (t + U < T) {
-                    const i64 nb = blk + (i64)U * N;
-                    cp_row<DT, K>(ring.at(u, 0, K), A, nb * (K * K) + i * K);
-                    cp_row<DT, V>(ring.at(u, offX, V), X, nb * (K * V) + i * V);
+                    cp_row<DT, K>(ring.at(u, 0, K), A, oA);
+                    cp_row<DT, V>(ring.at(u, offX, V), X, oX);
                 }
                 cp_commit();
+                oA += sA;
+                oX += sX;
             }
         }
     }
@@ -482,17 +503,18 @@ __device__ __forceinline__ void affine_fwd(const void* __restrict__ A, const voi
 #define AFFINE_ROWS_BWD(DT, K, V) (AFFINE_ROWS(DT, K, V) && (V) <= 8)
 
 // affine_bwd_fill copies row i of A_t, dH_t and H_{t-1} (H0 or zeros at
-// t = 0) of step t, block blk, into slot u of affine_bwd_rows's ring (the
-// parts of dH and H at offD and offH).
+// t = 0) of step t into slot u of affine_bwd_rows's ring (the parts of dH
+// and H at offD and offH): oA and oD are the thread's rows of A_t and
+// dH_t, in elements; H_{t-1}'s is oD - sX, a step before.
 template <int DT, int K, int V>
 __device__ __forceinline__ void affine_bwd_fill(const RowRing<DT>& ring, int u, int offD, int offH,
                                                 const void* __restrict__ A, const void* __restrict__ H0,
                                                 const void* __restrict__ H, const void* __restrict__ dH,
-                                                i64 blk, i64 t, i64 lane, int i, i64 N) {
-    cp_row<DT, K>(ring.at(u, 0, K), A, blk * (K * K) + i * K);
-    cp_row<DT, V>(ring.at(u, offD, V), dH, blk * (K * V) + i * V);
+                                                i64 oA, i64 oD, i64 sX, i64 t, i64 lane, int i) {
+    cp_row<DT, K>(ring.at(u, 0, K), A, oA);
+    cp_row<DT, V>(ring.at(u, offD, V), dH, oD);
     if (t > 0) {
-        cp_row<DT, V>(ring.at(u, offH, V), H, (blk - N) * (K * V) + i * V);
+        cp_row<DT, V>(ring.at(u, offH, V), H, oD - sX);
     } else if (H0 != nullptr) {
         cp_row<DT, V>(ring.at(u, offH, V), H0, lane * (K * V) + i * V);
     } else {
@@ -534,21 +556,29 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
     const int offD = pad16((int)blockDim.x * K * ES);
     const int offH = offD + pad16((int)blockDim.x * V * ES);
     const RowRing<DT> ring(sh, 2 * R * STEP * 4, offH + pad16((int)blockDim.x * V * ES));
-    const i64 blk0 = b * T * N + n;  // step t is block blk0 + t*N
     float u[V];
 #pragma unroll
     for (int v = 0; v < V; v++) {
         u[v] = 0.0f;
     }
+    // Step t is block (b*T + t)*N + n. oA and oD are the thread's rows of
+    // A and dH of the next step to copy, pA and pD those of dA and dX of
+    // the next step to store; steps go back by stA and stX elements.
+    const i64 last = b * T * N + (T - 1) * N + n;  // step T-1
+    const i64 stA = N * (K * K), stX = N * (K * V);
+    i64 oA = last * (K * K) + i * K, oD = last * (K * V) + i * V;
+    i64 pA = oA, pD = oD;
     // The ring: row i of A_t, dH_t and H_{t-1} for the next U steps, step
     // T-1-q in slot q % U.
 #pragma unroll
     for (int q = 0; q < U; q++) {
         const i64 t = T - 1 - q;
         if (t >= 0) {
-            affine_bwd_fill<DT, K, V>(ring, q, offD, offH, A, H0, H, dH, blk0 + t * N, t, lane, i, N);
+            affine_bwd_fill<DT, K, V>(ring, q, offD, offH, A, H0, H, dH, oA, oD, stX, t, lane, i);
         }
         cp_commit();
+        oA -= stA;
+        oD -= stX;
     }
     for (i64 s0 = 0; s0 < T; s0 += U) {
 #pragma unroll
@@ -576,8 +606,8 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                 for (int l = 0; l < K; l++) {
                     sA[i * K + l] = words_at(pa, l);
                 }
-                const i64 blk = blk0 + t * N;
-                st_vec<DT, V>(dX, blk * (K * V) + i * V, G);
+                st_vec<DT, V>(dX, pD, G);
+                pD -= stX;
                 __syncthreads();
                 // Row i of dA_t: sum over v of G_t[i][v] H_{t-1}[l][v].
                 float da[K];
@@ -590,7 +620,8 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                     }
                     da[l] = acc;
                 }
-                st_vec<DT, K>(dA, blk * (K * K) + i * K, da);
+                st_vec<DT, K>(dA, pA, da);
+                pA -= stA;
                 // Row i of the carry into step t-1: sum over m of
                 // A_t[m][i] G_t[m][:].
 #pragma unroll
@@ -607,10 +638,11 @@ __device__ __forceinline__ void affine_bwd_rows(const void* __restrict__ A,
                 }
                 const i64 tn = t - U;
                 if (tn >= 0) {
-                    affine_bwd_fill<DT, K, V>(ring, q, offD, offH, A, H0, H, dH, blk0 + tn * N, tn, lane, i,
-                                              N);
+                    affine_bwd_fill<DT, K, V>(ring, q, offD, offH, A, H0, H, dH, oA, oD, stX, tn, lane, i);
                 }
                 cp_commit();
+                oA -= stA;
+                oD -= stX;
             }
         }
     }

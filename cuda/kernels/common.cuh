@@ -357,24 +357,31 @@ __device__ __forceinline__ void words_lds(const void* src, Words<DT, M>& r) {
     }
 }
 
-// st_num is st for a v known not to be NaN: on the GPU its 16-bit stores
-// skip the NaN patch of the narrowings.
+// narrow_num is narrow for a v known not to be NaN: on the GPU without
+// the NaN patch of the narrowings.
+template <int DT>
+__device__ __forceinline__ unsigned int narrow_num(float v) {
+#ifdef __CUDA_ARCH__
+    unsigned short h;
+    if (DT == DT_F16) {
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    } else {
+        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    }
+    return h;
+#else
+    return narrow<DT>(v);
+#endif
+}
+
+// st_num is st for a v known not to be NaN (narrow_num).
 template <int DT>
 __device__ __forceinline__ void st_num(void* __restrict__ p, i64 i, float v) {
-#ifdef __CUDA_ARCH__
-    if (DT == DT_F16) {
-        unsigned short h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-        ((unsigned short*)p)[i] = h;
-        return;
-    } else if (DT == DT_BF16) {
-        unsigned short h;
-        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
-        ((unsigned short*)p)[i] = h;
-        return;
+    if (DT == DT_F32) {
+        st<DT>(p, i, v);
+    } else {
+        ((unsigned short*)p)[i] = (unsigned short)narrow_num<DT>(v);
     }
-#endif
-    st<DT>(p, i, v);
 }
 
 // Fast transcendentals for the log-space scan. On the GPU they are the
