@@ -43,6 +43,13 @@
 #define GIVENS_CHUNKED_MAX_THREADS 256
 #define GIVENS_PREFETCH 16
 #define GIVENS_PREFETCH_FWD16 32
+// GIVENS_PREFETCH_CHUNKED is the ring of the chunked kernels, whose steps
+// are long (pass 1 carries K+1 vectors): a ring of 16 made their code
+// (every step of a round unrolled, in two or three variants per pass) too
+// large for the instruction cache, and their few warps stalled on
+// instruction fetch; 8 steps of such a round still outlast the loads in
+// flight.
+#define GIVENS_PREFETCH_CHUNKED 8
 #define GV_FWD_D(DT) ((DT) == DT_F32 ? GIVENS_PREFETCH : GIVENS_PREFETCH_FWD16)
 
 #ifdef __CUDACC__
@@ -655,28 +662,25 @@ __device__ __forceinline__ float* gv_agg(float* sh, int c, int j) {
 // storing h). Its ring is GvFwd's, with loads only for the chunk's own
 // steps (nl counts the steps loaded).
 // gv_walk runs a chunk walker w (GvFwdChunk, GvBwdChunk) over its Lc
-// steps, D at a time: full rounds with a whole next round still to load
-// take the fast angle path when every angle of the round allows it; the
-// last rounds check each step against the chunk's end.
+// steps in rounds of D, each on the fast angle path when every angle of
+// the round allows it. The last round may reach past the chunk's n steps
+// (and Lc): those steps load nothing and change nothing, so no round needs
+// a test per step, and the code a warp runs is the D steps of one round
+// body, twice (fast or not) per pass.
 template <int DT, class W>
 __device__ __forceinline__ void gv_walk(W& w, int Lc) {
-    constexpr int D = W::D;
-    int s0 = 0;
-    for (; Lc - s0 >= 2 * D; s0 += D) {
+    for (int s0 = 0; s0 < Lc; s0 += W::D) {
         if (gv_all_fast<DT>(w.rth)) {
-            w.template steps<false, true>(s0, Lc);
+            w.template steps<true>(s0);
         } else {
-            w.template steps<false, false>(s0, Lc);
+            w.template steps<false>(s0);
         }
-    }
-    for (; s0 < Lc; s0 += D) {
-        w.template steps<true, false>(s0, Lc);
     }
 }
 
 template <int DT, int K, bool AGG>
 struct GvFwdChunk {
-    static constexpr int D = GIVENS_PREFETCH;
+    static constexpr int D = GIVENS_PREFETCH_CHUNKED;
     const void* __restrict__ theta;
     const void* __restrict__ sigma;
     const void* __restrict__ x;
@@ -723,51 +727,47 @@ struct GvFwdChunk {
         aL += as;
     }
 
-    // steps runs the ring's D steps from s0 (those before Lc when TAIL)
-    // and loads the D after them (those before Lc).
-    template <bool TAIL, bool FAST>
-    __device__ __forceinline__ void steps(int s0, int Lc) {
+    // steps runs the ring's D steps from s0 (those past the chunk's n
+    // steps change nothing) and loads the D after them.
+    template <bool FAST>
+    __device__ __forceinline__ void steps(int s0) {
 #pragma unroll
         for (int d = 0; d < D; d++) {
-            if (!TAIL || s0 + d < Lc) {
-                const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), xv = gv_wide<DT>(rx[d]);
-                if (!TAIL || s0 + d + D < Lc) {
-                    load(d);
+            const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), xv = gv_wide<DT>(rx[d]);
+            load(d);
+            const bool act = s0 + d < n;
+            const GvAngles g = gv_angles<K, FAST>(L, th);
+            if (AGG) {
+                // gv_rotate1 and gv_rotate2 on the K+1 vectors at once.
+                float v[K + 1], p[K + 1];
+#pragma unroll
+                for (int i = 0; i <= K; i++) {
+                    v[i] = p[i] = i < K ? m[i] : mb;
                 }
-                const bool act = s0 + d < n;
-                const GvAngles g = gv_angles<K, FAST>(L, th);
-                if (AGG) {
-                    // gv_rotate1 and gv_rotate2 on the K+1 vectors at once.
-                    float v[K + 1], p[K + 1];
+                gv_shfl_n<K + 1>(p, L.p1);
+#pragma unroll
+                for (int i = 0; i <= K; i++) {
+                    v[i] = L.lo1 ? g.c1 * v[i] - g.s1 * p[i] : g.s1 * p[i] + g.c1 * v[i];
+                    p[i] = v[i];
+                }
+                if (K > 2) {
+                    gv_shfl_n<K + 1>(p, L.p2);
 #pragma unroll
                     for (int i = 0; i <= K; i++) {
-                        v[i] = p[i] = i < K ? m[i] : mb;
+                        const float r = L.lo2 ? g.c2 * v[i] - g.s2 * p[i] : g.s2 * p[i] + g.c2 * v[i];
+                        v[i] = L.has2 ? r : v[i];
                     }
-                    gv_shfl_n<K + 1>(p, L.p1);
-#pragma unroll
-                    for (int i = 0; i <= K; i++) {
-                        v[i] = L.lo1 ? g.c1 * v[i] - g.s1 * p[i] : g.s1 * p[i] + g.c1 * v[i];
-                        p[i] = v[i];
-                    }
-                    if (K > 2) {
-                        gv_shfl_n<K + 1>(p, L.p2);
-#pragma unroll
-                        for (int i = 0; i <= K; i++) {
-                            const float r = L.lo2 ? g.c2 * v[i] - g.s2 * p[i] : g.s2 * p[i] + g.c2 * v[i];
-                            v[i] = L.has2 ? r : v[i];
-                        }
-                    }
-#pragma unroll
-                    for (int k = 0; k < K; k++) {
-                        m[k] = act ? sg * v[k] : m[k];
-                    }
-                    mb = act ? sg * v[K] + xv : mb;
-                } else {
-                    const float v = sg * gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y)) + xv;
-                    y = act ? v : y;
-                    gv_st<DT>(h, eS, y, L.on && act);
-                    eS += es;
                 }
+#pragma unroll
+                for (int k = 0; k < K; k++) {
+                    m[k] = act ? sg * v[k] : m[k];
+                }
+                mb = act ? sg * v[K] + xv : mb;
+            } else {
+                const float v = sg * gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y)) + xv;
+                y = act ? v : y;
+                gv_st<DT>(h, eS, y, L.on && act);
+                eS += es;
             }
         }
     }
@@ -825,7 +825,7 @@ __device__ __forceinline__ void givens_fwd_chunked(const void* __restrict__ thet
 // else pass 2 (GvBwd's steps from the carry-in, storing the gradients).
 template <int DT, int K, bool AGG>
 struct GvBwdChunk {
-    static constexpr int D = GIVENS_PREFETCH;
+    static constexpr int D = GIVENS_PREFETCH_CHUNKED;
     const void* __restrict__ theta;
     const void* __restrict__ sigma;
     const void* __restrict__ h;
@@ -885,70 +885,68 @@ struct GvBwdChunk {
         aL -= as;
     }
 
-    template <bool TAIL, bool FAST>
-    __device__ __forceinline__ void steps(int s0, int Lc) {
+    // steps runs the ring's D steps from s0 (those past the chunk's n
+    // steps change nothing) and loads the D after them.
+    template <bool FAST>
+    __device__ __forceinline__ void steps(int s0) {
 #pragma unroll
         for (int d = 0; d < D; d++) {
-            if (!TAIL || s0 + d < Lc) {
-                const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), dhv = gv_wide<DT>(rdh[d]);
-                const float hp = AGG ? 0.0f : gv_wide<DT>(rhp[AGG ? 0 : d]);
-                if (!TAIL || s0 + d + D < Lc) {
-                    load(d);
+            const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), dhv = gv_wide<DT>(rdh[d]);
+            const float hp = AGG ? 0.0f : gv_wide<DT>(rhp[AGG ? 0 : d]);
+            load(d);
+            const bool act = s0 + d < n;
+            const GvAngles g = gv_angles<K, FAST>(L, th);
+            if (AGG) {
+                // gv_back on the K+1 vectors at once.
+                float v[K + 1], p[K + 1];
+#pragma unroll
+                for (int i = 0; i <= K; i++) {
+                    v[i] = p[i] = i < K ? sg * m[i] : sg * (dhv + mb);
                 }
-                const bool act = s0 + d < n;
-                const GvAngles g = gv_angles<K, FAST>(L, th);
-                if (AGG) {
-                    // gv_back on the K+1 vectors at once.
-                    float v[K + 1], p[K + 1];
+                if (K > 2) {
+                    gv_shfl_n<K + 1>(p, L.p2);
 #pragma unroll
                     for (int i = 0; i <= K; i++) {
-                        v[i] = p[i] = i < K ? sg * m[i] : sg * (dhv + mb);
+                        const float g2 = L.lo2 ? g.c2 * v[i] + g.s2 * p[i] : -g.s2 * p[i] + g.c2 * v[i];
+                        v[i] = L.has2 ? g2 : v[i];
+                        p[i] = v[i];
                     }
-                    if (K > 2) {
-                        gv_shfl_n<K + 1>(p, L.p2);
-#pragma unroll
-                        for (int i = 0; i <= K; i++) {
-                            const float g2 = L.lo2 ? g.c2 * v[i] + g.s2 * p[i] : -g.s2 * p[i] + g.c2 * v[i];
-                            v[i] = L.has2 ? g2 : v[i];
-                            p[i] = v[i];
-                        }
-                    }
-                    gv_shfl_n<K + 1>(p, L.p1);
-#pragma unroll
-                    for (int i = 0; i <= K; i++) {
-                        const float c = L.lo1 ? g.c1 * v[i] + g.s1 * p[i] : -g.s1 * p[i] + g.c1 * v[i];
-                        if (i < K) {
-                            m[i] = act ? c : m[i];
-                        } else {
-                            mb = act ? c : mb;
-                        }
-                    }
-                } else {
-                    // GvBwd's step.
-                    const float y1 = gv_rotate1<K>(L, g, hp);
-                    const float u = gv_rotate2<K>(L, g, y1);
-                    const float G = dhv + carry;
-                    gv_st<DT>(dx, eS, G, L.on && act);
-                    gv_st<DT>(dsigma, eS, G * u, L.on && act);
-                    float gv = sg * G;
-                    float d2 = 0.0f;
-                    if (K > 2) {
-                        float gp = gv, up = u;
-                        gv_shfl2(gp, up, L.p2);
-                        d2 = -gv * up + gp * u;
-                        const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
-                        gv = L.has2 ? g2 : gv;
-                    }
-                    float gp = gv, yp = y1;
-                    gv_shfl2(gp, yp, L.p1);
-                    const float d1 = -gv * yp + gp * y1;
-                    const float c = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
-                    carry = act ? c : carry;
-                    gv_st<DT>(dtheta, aS + L.i2, d2, L.st2 && act);
-                    gv_st<DT>(dtheta, aS + L.i1, d1, L.st1 && act);
-                    eS -= es;
-                    aS -= as;
                 }
+                gv_shfl_n<K + 1>(p, L.p1);
+#pragma unroll
+                for (int i = 0; i <= K; i++) {
+                    const float c = L.lo1 ? g.c1 * v[i] + g.s1 * p[i] : -g.s1 * p[i] + g.c1 * v[i];
+                    if (i < K) {
+                        m[i] = act ? c : m[i];
+                    } else {
+                        mb = act ? c : mb;
+                    }
+                }
+            } else {
+                // GvBwd's step.
+                const float y1 = gv_rotate1<K>(L, g, hp);
+                const float u = gv_rotate2<K>(L, g, y1);
+                const float G = dhv + carry;
+                gv_st<DT>(dx, eS, G, L.on && act);
+                gv_st<DT>(dsigma, eS, G * u, L.on && act);
+                float gv = sg * G;
+                float d2 = 0.0f;
+                if (K > 2) {
+                    float gp = gv, up = u;
+                    gv_shfl2(gp, up, L.p2);
+                    d2 = -gv * up + gp * u;
+                    const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
+                    gv = L.has2 ? g2 : gv;
+                }
+                float gp = gv, yp = y1;
+                gv_shfl2(gp, yp, L.p1);
+                const float d1 = -gv * yp + gp * y1;
+                const float c = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
+                carry = act ? c : carry;
+                gv_st<DT>(dtheta, aS + L.i2, d2, L.st2 && act);
+                gv_st<DT>(dtheta, aS + L.i1, d1, L.st1 && act);
+                eS -= es;
+                aS -= as;
             }
         }
     }
