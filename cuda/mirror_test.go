@@ -23,6 +23,7 @@ func TestKernelMirrors(t *testing.T) {
 		{"givens_scan.cu", "GIVENS_MAX_THREADS", givensMaxThreads},
 		{"givens_scan.cu", "GIVENS_CHUNKED_MAX_THREADS", givensChunkedMaxThreads},
 		{"affine.cuh", "AFFINE_RING_BYTES", affineRingBytes},
+		{"givens_scan.cu", "GIVENS_STAGE_ROUND", givensStageRound},
 	} {
 		src, err := os.ReadFile(filepath.Join("kernels", c.file))
 		if err != nil {

@@ -137,6 +137,9 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		} else {
 			w := givensTileOf(B, N, K, occ)
 			p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, 1, 0
+			if bwd && dt == scans.F32 {
+				p.shared = givensStageBytes(w * K)
+			}
 		}
 		x := []int{B, T, N, K}
 		if !bwd { // (theta, sigma, x, h0) -> h
@@ -326,6 +329,16 @@ func givensChunks(b, t, n, k int, occ occupancy) int {
 	}
 	return c
 }
+
+// givensStageRound mirrors kernels/givens_scan.cu's GIVENS_STAGE_ROUND:
+// the steps of a round of the unchunked f32 backward, which stages its
+// inputs in shared memory.
+const givensStageRound = 8
+
+// givensStageBytes is the unchunked f32 backward's dynamic shared memory
+// for blocks of bx threads: two halves of a round's four inputs a thread,
+// as floats.
+func givensStageBytes(bx int) int { return 2 * 4 * givensStageRound * bx * 4 }
 
 // givensChunksOf is the chunk rule planFor applies: givensChunks, or
 // the chunk count a layout experiment imposes (sweep_test.go).

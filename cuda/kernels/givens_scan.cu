@@ -43,6 +43,10 @@
 #define GIVENS_CHUNKED_MAX_THREADS 256
 #define GIVENS_PREFETCH 16
 #define GIVENS_PREFETCH_FWD16 32
+// GIVENS_STAGE_ROUND is the round of the f32 backward, which stages its
+// inputs in shared memory (GvBwd, STAGED) rather than in registers.
+#define GIVENS_STAGE_ROUND 8
+#define GV_BWD_D(DT) ((DT) == DT_F32 ? GIVENS_STAGE_ROUND : GIVENS_PREFETCH)
 // GIVENS_PREFETCH_CHUNKED is the ring of the chunked kernels, whose steps
 // are long (pass 1 carries K+1 vectors): a ring of 16 made their code
 // (every step of a round unrolled, in two or three variants per pass) too
@@ -455,9 +459,20 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
 // t = T-1-r with r = d mod D), the indices of the next step to load (eL,
 // aL; its h_{t-1} at eL - es, for t > 0) and to store (eS, aS: the
 // lane's first angle), and the carry.
+//
+// In f32 (STAGED) the loads do not go to the ring's registers: a round
+// copies the next round's inputs into shared memory (cp_row, one group
+// per round) while it runs, and the next round starts by reading them
+// into the ring. The copies have no register to wait on, so the round
+// that issues them never waits for them, and they have a whole round to
+// arrive. Two halves of D steps alternate (stg: [2][4][D][blockDim.x]
+// floats, the host's givensStageBytes), so a half is rewritten only a
+// round after it was read. The 16-bit elements are too small for the
+// copies (4 bytes at least) and keep the ring of loads.
 template <int DT, int K>
 struct GvBwd {
-    static constexpr int D = GIVENS_PREFETCH;
+    static constexpr bool STAGED = DT == DT_F32;
+    static constexpr int D = GV_BWD_D(DT);
     static constexpr int F = K / 2;
     const void* __restrict__ theta;
     const void* __restrict__ sigma;
@@ -473,6 +488,8 @@ struct GvBwd {
     R hinit;
     R rth[D], rsg[D], rhp[D], rdh[D];
     float carry;
+    float* stg;  // STAGED: the staged inputs
+    int half;    // STAGED: the half the next round reads
 
     __device__ __forceinline__ GvBwd(const void* th_, const void* sg_, const void* h0, const void* h_,
                                      const void* dh_, void* dth_, void* dsg_, void* dx_, i64 T, i64 N)
@@ -486,11 +503,73 @@ struct GvBwd {
         aL = aS + L.j;
         hinit = h0 != nullptr ? gv_ld<DT>(h0, L.lane * K + L.j) : R(0);  // R(0) is +0 in every type
         carry = 0.0f;
+        if constexpr (STAGED) {
+            DYNAMIC_SHARED(sh);
+            stg = sh;
+            half = 0;
 #pragma unroll
-        for (int d = 0; d < D; d++) {
-            if (d < T) {
-                load(d, d < T - 1);
+            for (int d = 0; d < D; d++) {
+                if (d < T) {
+                    stage(0, d, d < T - 1);
+                }
             }
+            cp_commit();
+        } else {
+#pragma unroll
+            for (int d = 0; d < D; d++) {
+                if (d < T) {
+                    load(d, d < T - 1);
+                }
+            }
+        }
+    }
+
+    // at is the staged slot of input q (theta, sigma, h_{t-1}, dh) of
+    // step d of half hf.
+    __device__ __forceinline__ float* at(int hf, int q, int d) const {
+        return stg + ((hf * 4 + q) * D + d) * (int)blockDim.x + (int)threadIdx.x;
+    }
+
+    // stage is load for STAGED: the next step into slot d of half hf.
+    __device__ __forceinline__ void stage(int hf, int d, bool prev) {
+        if (hasth) {
+            cp_row<DT, 1>(at(hf, 0, d), theta, aL);
+        } else {
+            *at(hf, 0, d) = 0.0f;
+        }
+        cp_row<DT, 1>(at(hf, 1, d), sigma, eL);
+        if (prev) {
+            cp_row<DT, 1>(at(hf, 2, d), h, eL - es);
+        } else {
+            *at(hf, 2, d) = hinit;
+        }
+        cp_row<DT, 1>(at(hf, 3, d), dh, eL);
+        eL -= es;
+        aL -= as;
+    }
+
+    // round starts a round of steps, left of them down to t = 0: STAGED,
+    // it waits for the round's staged inputs, reads them into the ring
+    // and stages the next round's (the steps d + D < left) in the other
+    // half; otherwise the ring's loads were issued by the steps before.
+    __device__ __forceinline__ void round(int left) {
+        if constexpr (STAGED) {
+            cp_wait<0>();
+#pragma unroll
+            for (int d = 0; d < D; d++) {
+                rth[d] = *at(half, 0, d);
+                rsg[d] = *at(half, 1, d);
+                rhp[d] = *at(half, 2, d);
+                rdh[d] = *at(half, 3, d);
+            }
+            half ^= 1;
+#pragma unroll
+            for (int d = 0; d < D; d++) {
+                if (d + D < left) {
+                    stage(half, d, d + D < left - 1);
+                }
+            }
+            cp_commit();
         }
     }
 
@@ -514,7 +593,7 @@ struct GvBwd {
             if (!TAIL || d < left) {
                 const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), hp = gv_wide<DT>(rhp[d]),
                             dhv = gv_wide<DT>(rdh[d]);
-                if (!TAIL || d + D < left) {
+                if (!STAGED && (!TAIL || d + D < left)) {
                     load(d, !TAIL || d + D < left - 1);
                 }
                 const GvAngles g = gv_angles<K, FAST>(L, th);
@@ -554,10 +633,11 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
                                            const void* __restrict__ dh, void* __restrict__ dtheta,
                                            void* __restrict__ dsigma, void* __restrict__ dx,
                                            void* __restrict__ dh0, i64 T, i64 N) {
-    constexpr int D = GIVENS_PREFETCH;
+    constexpr int D = GV_BWD_D(DT);
     GvBwd<DT, K> b(theta, sigma, h0, h, dh, dtheta, dsigma, dx, T, N);
     i64 r0 = 0;
     for (; T - r0 >= 2 * D + 1; r0 += D) {
+        b.round(2 * D + 1);  // every step of the next round exists
         if (gv_all_fast<DT>(b.rth)) {
             b.template steps<false, true>(0);
         } else {
@@ -565,6 +645,7 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
         }
     }
     for (; r0 < T; r0 += D) {
+        b.round((int)(T - r0));
         b.template steps<true, false>((int)(T - r0));
     }
     if (dh0 != nullptr && b.L.on) {
