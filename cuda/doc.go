@@ -57,12 +57,23 @@
 // the step-by-step recurrence instead, so NaN and Inf come out exactly as
 // in the sequential reference. f16 and bf16 elements are read as 16-bit
 // words and widened with the GPU's conversion instructions (exact); the
-// kernels that keep coming steps in registers (matrix_scan's forward, the
-// affine row layout, givens_scan) keep them as loaded and widen them where
-// a step uses them, since a widening waits for its load;
+// kernels that keep coming steps in registers (matrix_scan's forward,
+// givens_scan) keep them as loaded and widen them where a step uses them,
+// since a widening waits for its load;
 // outputs are rounded to nearest even at the store (the hardware's
 // rounding; a NaN keeps its sign and payload as the software conversion
 // does).
+//
+// A thread's loads held in registers are all tracked by one of the warp's
+// few dependency counters, so the first use of any of them waits for the
+// youngest: a ring of coming steps in registers, refilled a step at a
+// time, leaves each round of steps waiting for the load issued just
+// before it. Where that cost the most (read with cuobjdump and Nsight
+// Compute on an H200), the kernels copy coming steps into shared memory
+// instead, with sm_80's asynchronous copies (cp.async), whose groups are
+// waited for one at a time: the affine row layout keeps U - 1 steps in
+// flight that way, and the f32 Givens backward stages each next round
+// while it runs the current one.
 //
 //   - linear_scan and parallel_scan_log: a lane is a batch row and a tile
 //     of 32 contiguous channels, so a warp's loads are coalesced; the block
@@ -87,10 +98,12 @@
 //     h_{t-1}, loaded with the segment, in blocks of at most 512 threads.
 //   - matrix_affine_scan with v > 1 and many lanes (v <= 8 for the
 //     backward; see affineRows): the row layout. Thread i of a lane owns
-//     row i of H, reads its rows of A_t and X_t (coalesced, once, the
-//     loads of up to 4 coming steps in flight, 8 in 16-bit) and exchanges
-//     the rows of H_{t-1} through shared memory, one barrier per step; T is
-//     not cut.
+//     row i of H, reads its rows of A_t and X_t (coalesced, once, copied
+//     into a ring of up to 16 coming steps in shared memory, 512 bytes a
+//     thread) and exchanges the rows of H_{t-1} through shared memory, one
+//     barrier per step; T is not cut. The 16-bit stores narrow a row
+//     without the NaN patch unless one of its values is NaN. (k = 1 in
+//     16-bit, whose rows are too short to copy, keeps the column layout.)
 //   - matrix_affine_scan with v > 1 and few lanes: the column layout. The
 //     v columns of H are independent recurrences sharing A_t, so thread j
 //     of a chunk owns column j (k registers) and T is chunked; a chunk's
@@ -106,13 +119,16 @@
 //     computing one angle's sine and cosine per step (the accurate
 //     single-precision reduction and polynomials, inlined). A ring of 16
 //     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
-//     loads in flight. A block is
+//     loads in flight; the f32 backward instead stages rounds of 8 steps
+//     in shared memory (asynchronous copies, two halves). A block is
 //     W*k threads for W contiguous lanes (givensTile), and T is not cut
 //     unless the b*n*k threads are at most 1/128 of what the device keeps
 //     in flight (givensChunks: a chunked step costs about seven unchunked
 //     ones, so chunking pays only with 8 chunks or more and few lanes);
-//     then the _chunked kernels cut T into 8 to 32
-//     chunks of at least 8 steps: each thread first carries its row of
+//     then the _chunked kernels cut T into 8 to 32 chunks of at least 8
+//     steps, walked in rounds of 8 steps with no tail variant (a body
+//     small enough for the instruction cache, on which the few warps of
+//     such shapes otherwise stall): each thread first carries its row of
 //     the chunk's transition product (k+1 values per step), the chunks
 //     fold the aggregates before them (after them, backward) into their
 //     carry-in, then re-scan their steps from it, reading the inputs a

@@ -311,10 +311,14 @@ const (
 // are at most 1/128 of what the device keeps in flight (occ.threads: 16
 // threads per SM), and then into as many chunks as fit: up to 32, each of
 // at least 8 steps, a lane's k*C threads within one block. Measured on an
-// H200 at k = 8 (cuda/sweep_test.go): 1024 threads, T = 1024 (the
-// long-T shape) run 2.0x faster forward and 3.3x forward+backward with
-// 32 chunks; 2048 threads, T = 128 gain 1.1x and 1.3x with 16; from 4096
-// threads (the lab shape has 8192) every chunk count is slower than one.
+// H200 at k = 8 (cuda/sweep_test.go, with the chunked kernels' rounds of
+// 8 steps): 1024 threads, T = 1024 (the long-T shape) run 2.7x faster
+// forward and 4.4x forward+backward with 32 chunks; 2048 threads, T = 128
+// gain 1.3x and 1.6x with 16; at 8192 threads (the lab shape) every chunk
+// count is slower than one. At 4096 threads the forward gains nothing and
+// the forward+backward gained 1.7x with 8 chunks, timed against the
+// unchunked backward before it staged its inputs (which made it 1.3x
+// faster at the lab shape); the rule leaves those shapes unchunked.
 func givensChunks(b, t, n, k int, occ occupancy) int {
 	threads := int64(b) * int64(n) * int64(k)
 	if threads*128 > int64(occ.threads) {
