@@ -455,43 +455,6 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
 // What leaves the first layer is A_t^T G_t, the carry into step t-1; after
 // step 0 it is dh0. Each thread carries its own channel.
 //
-// gv_bwd_step is one step of the reverse scan for a thread: from its
-// step's h_{t-1}, sigma and dh and the carry entering from step t+1, it
-// stores dx, dsigma and (the pair's lower thread) the angle gradients at
-// the element eS and the lane's first angle aS, and returns the carry into
-// step t-1. act false (a chunk's step past its end) stores nothing and
-// returns the carry unchanged; the shuffles run either way.
-template <int DT, int K>
-__device__ __forceinline__ float gv_bwd_step(const GvLane<K>& L, const GvAngles& g, float hp, float sg, float dhv,
-                                             float carry, bool act, void* __restrict__ dx,
-                                             void* __restrict__ dsigma, void* __restrict__ dtheta, i64 eS,
-                                             i64 aS) {
-    const float y1 = gv_rotate1<K>(L, g, hp);
-    const float u = gv_rotate2<K>(L, g, y1);
-    const float G = dhv + carry;
-    gv_st<DT>(dx, eS, G, L.on && act);
-    gv_st<DT>(dsigma, eS, G * u, L.on && act);
-    float gv = sg * G;
-    // Each pair's angle gradient: layer 2 (if any) first, then layer 1,
-    // stored by the lower thread; the index and value are formed before
-    // the one predicated store.
-    float d2 = 0.0f;
-    if (K > 2) {
-        float gp = gv, up = u;
-        gv_shfl2(gp, up, L.p2);
-        d2 = -gv * up + gp * u;
-        const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
-        gv = L.has2 ? g2 : gv;
-    }
-    float gp = gv, yp = y1;
-    gv_shfl2(gp, yp, L.p1);
-    const float d1 = -gv * yp + gp * y1;
-    const float c = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
-    gv_st<DT>(dtheta, aS + L.i2, d2, L.st2 && act);
-    gv_st<DT>(dtheta, aS + L.i1, d1, L.st1 && act);
-    return act ? c : carry;
-}
-
 // GvBwd is a backward thread's state: the ring (slot d holds the steps
 // t = T-1-r with r = d mod D), the indices of the next step to load (eL,
 // aL; its h_{t-1} at eL - es, for t > 0) and to store (eS, aS: the
@@ -634,7 +597,29 @@ struct GvBwd {
                     load(d, !TAIL || d + D < left - 1);
                 }
                 const GvAngles g = gv_angles<K, FAST>(L, th);
-                carry = gv_bwd_step<DT, K>(L, g, hp, sg, dhv, carry, true, dx, dsigma, dtheta, eS, aS);
+                const float y1 = gv_rotate1<K>(L, g, hp);
+                const float u = gv_rotate2<K>(L, g, y1);
+                const float G = dhv + carry;
+                gv_st<DT>(dx, eS, G, L.on);
+                gv_st<DT>(dsigma, eS, G * u, L.on);
+                float gv = sg * G;
+                // Each pair's angle gradient: layer 2 (if any) first, then
+                // layer 1, stored by the lower thread; the index and value
+                // are formed before the one predicated store.
+                float d2 = 0.0f;
+                if (K > 2) {
+                    float gp = gv, up = u;
+                    gv_shfl2(gp, up, L.p2);
+                    d2 = -gv * up + gp * u;
+                    const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
+                    gv = L.has2 ? g2 : gv;
+                }
+                float gp = gv, yp = y1;
+                gv_shfl2(gp, yp, L.p1);
+                const float d1 = -gv * yp + gp * y1;
+                carry = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
+                gv_st<DT>(dtheta, aS + L.i2, d2, L.st2);
+                gv_st<DT>(dtheta, aS + L.i1, d1, L.st1);
                 eS -= es;
                 aS -= as;
             }
@@ -1019,7 +1004,28 @@ struct GvBwdChunk {
                     }
                 }
             } else {
-                carry = gv_bwd_step<DT, K>(L, g, hp, sg, dhv, carry, act, dx, dsigma, dtheta, eS, aS);
+                // GvBwd's step.
+                const float y1 = gv_rotate1<K>(L, g, hp);
+                const float u = gv_rotate2<K>(L, g, y1);
+                const float G = dhv + carry;
+                gv_st<DT>(dx, eS, G, L.on && act);
+                gv_st<DT>(dsigma, eS, G * u, L.on && act);
+                float gv = sg * G;
+                float d2 = 0.0f;
+                if (K > 2) {
+                    float gp = gv, up = u;
+                    gv_shfl2(gp, up, L.p2);
+                    d2 = -gv * up + gp * u;
+                    const float g2 = L.lo2 ? g.c2 * gv + g.s2 * gp : -g.s2 * gp + g.c2 * gv;
+                    gv = L.has2 ? g2 : gv;
+                }
+                float gp = gv, yp = y1;
+                gv_shfl2(gp, yp, L.p1);
+                const float d1 = -gv * yp + gp * y1;
+                const float c = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
+                carry = act ? c : carry;
+                gv_st<DT>(dtheta, aS + L.i2, d2, L.st2 && act);
+                gv_st<DT>(dtheta, aS + L.i1, d1, L.st1 && act);
                 eS -= es;
                 aS -= as;
             }
