@@ -519,6 +519,7 @@ func affineRowsFit(k, v, esize int, bwd bool) bool {
 	return v > 1 && k*esize >= 4 && (!bwd || v <= 8)
 }
 
+// pad16 rounds n bytes up to a multiple of 16, as the kernels' pad16.
 func pad16(n int) int { return (n + 15) / 16 * 16 }
 
 // affineRowLanes is the number R of lanes that one block of the row

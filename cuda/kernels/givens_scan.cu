@@ -22,7 +22,9 @@
 // Memory-level parallelism comes from a ring of GIVENS_PREFETCH steps of
 // inputs in registers: the loads of step t + D are issued at step t, so a
 // thread has D steps of loads in flight while its recurrence (two
-// shuffles and a few FMAs per step) runs. These kernels do not cut T:
+// shuffles and a few FMAs per step) runs; the f32 backward instead
+// copies each next round of its inputs into shared memory while it runs
+// the current one (GvBwd, STAGED). These kernels do not cut T:
 // where B*N*K threads are plenty, a second read of the inputs would cost
 // more than it gains. Where they are few (the host's givensChunks), the
 // _chunked kernels cut T into C chunks, blockDim.y = C (see "Chunked T"
