@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -88,39 +89,48 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 					t.Fatalf("%s %s %v %v: %v", op, dir, c.dt, sp, err)
 				}
 				atol, rtol := Gate(op, dir, c.dt)
-				nonFinite := 0
-				for k := range want {
-					if want[k] == nil {
-						continue
-					}
-					w, g := want[k].Float32s(), got[k].Float32s()
-					bad := 0
-					for i := range w {
-						wf, gf := float64(w[i]), float64(g[i])
-						ok := false
-						if math.IsNaN(wf) || math.IsInf(wf, 0) {
-							nonFinite++
-						}
-						switch {
-						case math.IsNaN(wf):
-							ok = math.IsNaN(gf)
-						case math.IsInf(wf, 0):
-							ok = gf == wf
-						default:
-							ok = !math.IsNaN(gf) && math.Abs(gf-wf) <= atol+rtol*math.Abs(wf)
-						}
-						if !ok {
-							if bad < 3 {
-								t.Errorf("%s %s %v with %v: output %d element %d: got %v, want %v", op, dir, c.dt, sp, k, i, gf, wf)
-							}
-							bad++
-						}
-					}
-				}
+				nonFinite := matchIEEE(t, fmt.Sprintf("%s %s %v with %v", op, dir, c.dt, sp), want, got, atol, rtol)
 				if nonFinite == 0 && math.IsNaN(float64(sp)) && draw < 2 {
 					t.Errorf("%s %s %v with %v: no output is non-finite; the special value was not exercised", op, dir, c.dt, sp)
 				}
 			}
 		}
 	}
+}
+
+// matchIEEE checks got against want element by element: NaN where want is
+// NaN, the same infinity where want is infinite, and within the gate
+// (atol, rtol) elsewhere. It reports the first few mismatches under label
+// and returns the number of non-finite elements of want.
+func matchIEEE(t *testing.T, label string, want, got []*scans.Host, atol, rtol float64) (nonFinite int) {
+	t.Helper()
+	for k := range want {
+		if want[k] == nil {
+			continue
+		}
+		w, g := want[k].Float32s(), got[k].Float32s()
+		bad := 0
+		for i := range w {
+			wf, gf := float64(w[i]), float64(g[i])
+			ok := false
+			if math.IsNaN(wf) || math.IsInf(wf, 0) {
+				nonFinite++
+			}
+			switch {
+			case math.IsNaN(wf):
+				ok = math.IsNaN(gf)
+			case math.IsInf(wf, 0):
+				ok = gf == wf
+			default:
+				ok = !math.IsNaN(gf) && math.Abs(gf-wf) <= atol+rtol*math.Abs(wf)
+			}
+			if !ok {
+				if bad < 3 {
+					t.Errorf("%s: output %d element %d: got %v, want %v", label, k, i, gf, wf)
+				}
+				bad++
+			}
+		}
+	}
+	return nonFinite
 }

@@ -49,6 +49,13 @@ func TestSpecialValues(t *testing.T) {
 	bench.TestSpecialValues(t, gpu(t))
 }
 
+// TestLogRange: parallel_scan_log far outside the benchmark's inputs
+// (strong decays, states far below their inputs, overflow) agrees with
+// eager (bench.TestLogRange).
+func TestLogRange(t *testing.T) {
+	bench.TestLogRange(t, gpu(t))
+}
+
 // TestHalfValues: every f16 and bf16 bit pattern widens and narrows
 // exactly (bench.TestHalfValues).
 func TestHalfValues(t *testing.T) {

@@ -367,6 +367,12 @@ func TestSpecialValuesEmulated(t *testing.T) {
 	bench.TestSpecialValues(t, emulated(t, "TestSpecialValues"))
 }
 
+// TestLogRangeEmulated runs bench.TestLogRange on the kernels in the host
+// emulator: parallel_scan_log's closed-form chunks and their fallbacks.
+func TestLogRangeEmulated(t *testing.T) {
+	bench.TestLogRange(t, emulated(t, "TestLogRange"))
+}
+
 // TestHalfValuesEmulated runs bench.TestHalfValues on the kernels in the
 // host emulator (the software conversions of common.cuh).
 func TestHalfValuesEmulated(t *testing.T) {

@@ -50,3 +50,10 @@ func TestHalfValues(t *testing.T) {
 		t.Errorf("status with the software conversions: %q (bits %#x)", st, sdev.hwF16)
 	}
 }
+
+// TestLogRange: parallel_scan_log far outside the benchmark's inputs
+// (strong decays, states far below their inputs, overflow) agrees with
+// eager (bench.TestLogRange).
+func TestLogRange(t *testing.T) {
+	bench.TestLogRange(t, testBackend(t))
+}

@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/eager"
+)
+
+// logRange is a way of drawing parallel_scan_log's inputs far outside the
+// benchmark's distribution: lc and lv for step t of T (lv has T+1 steps;
+// lc is asked for t < T only).
+type logRange struct {
+	name     string
+	lc, lv   func(rng *rand.Rand, t int) float64
+	overflow bool // some outputs overflow to +Inf
+}
+
+// logRanges are the regimes TestLogRange draws from. A GPU kernel may
+// take a chunk of steps in a closed form where its exponents stay
+// moderate and the state entering the chunk is not far below the chunk's
+// largest term, and the recurrence elsewhere; these regimes put chunks on
+// both sides of those bounds, and outputs past the float range.
+var logRanges = []logRange{
+	{
+		// Decays of up to e^-60 a step: sums of log_coeffs far past any
+		// moderate bound within a few steps.
+		name: "strong-decay",
+		lc:   func(rng *rand.Rand, _ int) float64 { return -60 * rng.Float64() },
+		lv:   func(rng *rand.Rand, _ int) float64 { return 4 * rng.NormFloat64() },
+	},
+	{
+		// A state far below what comes in after it, then a value near the
+		// top of the float range: in each period of 64 steps, 16 of
+		// e^-150 (h_{-1} too), 12 of order 1, one of e^88, 35 of order 1.
+		// A closed form scaled to the e^88 would lose the steps of order
+		// 1 before it where a device flushes tiny floats to zero.
+		name: "far-below",
+		lc:   func(rng *rand.Rand, _ int) float64 { return -0.5 * rng.Float64() },
+		lv: func(rng *rand.Rand, t int) float64 {
+			switch p := t % 64; {
+			case p < 16:
+				return -150
+			case p == 28:
+				return 88
+			}
+			return 0.5 * rng.NormFloat64()
+		},
+	},
+	{
+		// Growth of e^2 to e^5 a step: every output past some step is +Inf.
+		name:     "overflow",
+		lc:       func(rng *rand.Rand, _ int) float64 { return 2 + 3*rng.Float64() },
+		lv:       func(rng *rand.Rand, _ int) float64 { return 2 * rng.NormFloat64() },
+		overflow: true,
+	},
+	{
+		// Wide and mixed: log_coeffs in (-8, 4), log_values in (-100, 100).
+		name: "wide",
+		lc:   func(rng *rand.Rand, _ int) float64 { return 12*rng.Float64() - 8 },
+		lv:   func(rng *rand.Rand, _ int) float64 { return 200*rng.Float64() - 100 },
+	},
+}
+
+// TestLogRange runs parallel_scan_log's forward on b with inputs drawn
+// from logRanges (fresh draws, T = 40 and 300 to reach the chunked paths,
+// every element type with an even D for the 16-bit kernels that take two
+// channels at once) and checks every output against eager as
+// TestSpecialValues does: +Inf and NaN where eager has them, within the
+// gate elsewhere. The backward is not held to its gate here: with
+// log_coeffs above 0 its sums of growing, cancelling terms are
+// ill-conditioned, and two correct f32 computations differ beyond it.
+func TestLogRange(t *testing.T, b scans.Backend) {
+	t.Helper()
+	ref := eager.New()
+	seed := TestSeed()
+	t.Logf("seed %d", seed)
+	op := scans.OpParallelScanLog
+	for ri, lr := range logRanges {
+		for _, T := range []int{40, 300} {
+			for _, dt := range scans.DTypes {
+				d := scans.Dims{B: 3, T: T, N: 4, K: 1, V: 1}
+				rng := rand.New(rand.NewPCG(seed, uint64(ri*10000+T*10+int(dt))))
+				in, err := InputsInit(op, d, dt, Typical, true, rng)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lc, lv := in.Args[0], in.Args[1]
+				for i := range lc.Len() {
+					lc.Set(i, float32(lr.lc(rng, i/d.N%d.T)))
+				}
+				for i := range lv.Len() {
+					lv.Set(i, float32(lr.lv(rng, i/d.N%(d.T+1))))
+				}
+				want, err := Run(ref, op, scans.Forward, in, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := Run(b, op, scans.Forward, in, nil)
+				if err != nil {
+					t.Fatalf("%s %v %s: %v", op, dt, lr.name, err)
+				}
+				atol, rtol := Gate(op, scans.Forward, dt)
+				label := fmt.Sprintf("%s %v T=%d %s", op, dt, T, lr.name)
+				nonFinite := matchIEEE(t, label, want, got, atol, rtol)
+				if lr.overflow && nonFinite == 0 {
+					t.Errorf("%s: no output overflowed; the regime was not exercised", label)
+				}
+			}
+		}
+	}
+}
