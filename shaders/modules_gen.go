@@ -85,7 +85,7 @@ var sourceDigests = map[string]string{
 	"givens_sg.glsl":                   "0a8a6887bfcf51e7f6a8adc3e60759a7e1b909ea1fc796705529f2e8db03f429",
 	"linear_scan_bwd.comp":             "9f0de99444d4f93ef40bbdf63e8285666ef9db06e40a52f626aa1ae12aa1aa41",
 	"linear_scan_fwd.comp":             "4416163096b6d706b1be9bcfa4dab386ac0b64a5a4ff67f7e97010ab2a64d4d1",
-	"logspace.glsl":                    "6db7a0e030b605f4e1e80203e5b204e82ae18549137eb8d4a21c2fd02f1f5e5e",
+	"logspace.glsl":                    "1996494b5219c2a65b16794927b22f0ea33504fab71f6a2789e03a6a31b2158b",
 	"matrix_affine_scan_bwd.comp":      "ae65f960b74edd83577585af233222ea0c7053e809c1ab1fee23278bcc399a45",
 	"matrix_affine_scan_fwd.comp":      "17d5d431da466c917a5ce806ef1a43c9dc561d3c5e9181f2f570b99fa3261cf4",
 	"matrix_affine_scan_rows_bwd.comp": "e57e5e84f8fbdb3283a44012bc4a440aec1c77c97aeaad2f1c9522f8d1e98762",
@@ -93,5 +93,5 @@ var sourceDigests = map[string]string{
 	"matrix_scan_bwd.comp":             "0273c81d18eb0e54475c6be458d0534ab393a5f3451e9718bbbc1b0be20b5b5f",
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
 	"parallel_scan_log_bwd.comp":       "4e0fde0c6820c84319ea5923ffc8b31b54e302ad59d81d1fa49e2d5474de0eb2",
-	"parallel_scan_log_fwd.comp":       "645483a081dec359fdb026693a0fb801e4efc06977bc25abb89f376542a1609c",
+	"parallel_scan_log_fwd.comp":       "41e274ca41f8c95339a011ba9f707e8b6501757e7d67cd8e91fa9c5e54e50acf",
 }

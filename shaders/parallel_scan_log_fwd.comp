@@ -8,6 +8,15 @@
 // log_coeffs and q its result from lh = -inf (see chunks.glsl for the
 // segments and the units of channels). A step past T is (log_coeffs 0,
 // log_values -inf): the identity.
+//
+// A chunk is not applied one logaddexp after another (a chain of an exp
+// and a log a step, each waiting for the last): with S_r = c_0 + ... +
+// c_r, w_r = v_r - S_r and lh the log state entering the chunk,
+//   h_r = exp(S_r + R) (exp(lh - R) + exp(M - R) sum_{i<=r} exp(w_i - M)),
+// M = max w_i, R = max(lh, M), and q = s + M + log sum_r exp(w_r - M):
+// an exp a step for q and two for the outputs, chained only by sums
+// (logspace.glsl: where this form is trusted; elsewhere the chunk walks
+// the recurrence from memory).
 #include "common.glsl"
 #include "chunks.glsl"
 #include "logspace.glsl"
@@ -54,17 +63,27 @@ void main() {
                 }
             }
         }
+        // The chunk's terms: sv[s] = S_s, wv[s] = w_s (the raw steps are
+        // not needed after this).
+        VAL sv[L], wv[L];
+        VAL P = VAL(0.0), M = VAL(NEG_INF), A = VAL(0.0);
+        [[unroll]] for (uint s = 0u; s < L; s++) {
+            VAL c = WIDENV(rc[s]);
+            A += abs(c);
+            P += c;
+            sv[s] = P;
+            wv[s] = WIDENV(rv[s]) - P;
+            M = max(M, wv[s]);
+        }
         VAL lh = carry;
         bool seq = false;
         if (CHUNKS > 1u) {
-            VAL sum = VAL(0.0), q = VAL(NEG_INF);
+            VAL e = VAL(0.0);
             [[unroll]] for (uint s = 0u; s < L; s++) {
-                VAL c = WIDENV(rc[s]);
-                sum += c;
-                q = logaddexp(c + q, WIDENV(rv[s]));
+                e += exp2((wv[s] - M) * LOG2E);
             }
-            sh_p[gl_LocalInvocationID.x] = sum;
-            sh_q[gl_LocalInvocationID.x] = q;
+            sh_p[gl_LocalInvocationID.x] = P;
+            sh_q[gl_LocalInvocationID.x] = chunk_q(P, M, e);
             barrier();
             VAL x = carry;
             bool ok = true;
@@ -91,10 +110,10 @@ void main() {
             VAL y = carry;
             for (uint t = s0; l.live && t < s1; t++) {
                 uint i = base + t * pc.N;
-                RAW wc, wv;
+                RAW wc, wr;
                 LDV(wc, lc_, pc.off[0] + i, l.two);
-                LDV(wv, lv_, pc.off[1] + vbase + (t + 1u) * pc.N, l.two);
-                y = logaddexp(WIDENV(wc) + y, WIDENV(wv));
+                LDV(wr, lv_, pc.off[1] + vbase + (t + 1u) * pc.N, l.two);
+                y = logaddexp(WIDENV(wc) + y, WIDENV(wr));
                 if (t >= t0 && t < t0 + L) {
                     STV(h_, pc.off[2] + i, exp(y), l.two);
                 }
@@ -102,17 +121,46 @@ void main() {
             carry = y;
             continue;
         }
-        if (whole) {
+        // The outputs in the closed form (into wv), trusted where
+        // fast_ok holds and all of them are finite.
+        bool fast = fast_ok(M, A, lh);
+        if (fast) {
+            VAL R = max(lh, M);
+            VAL b = exp2((M - R) * LOG2E);
+            VAL pre = exp2((lh - R) * LOG2E);
+            VAL any = VAL(0.0);
             [[unroll]] for (uint s = 0u; s < L; s++) {
-                lh = logaddexp(WIDENV(rc[s]) + lh, WIDENV(rv[s]));
-                STV(h_, pc.off[2] + base + (t0 + s) * pc.N, exp(lh), l.two);
+                pre += b * exp2((wv[s] - M) * LOG2E);
+                wv[s] = exp2((sv[s] + R) * LOG2E) * pre;
+                any += wv[s];
+            }
+            fast = all_finite(any);
+            if (fast) {
+                lh = sv[L - 1u] + R + log2(pre) * LN2;
+            }
+        }
+        if (fast) {
+            if (whole) {
+                [[unroll]] for (uint s = 0u; s < L; s++) {
+                    STV(h_, pc.off[2] + base + (t0 + s) * pc.N, wv[s], l.two);
+                }
+            } else {
+                [[unroll]] for (uint s = 0u; s < L; s++) {
+                    if (l.live && t0 + s < pc.T) {
+                        STV(h_, pc.off[2] + base + (t0 + s) * pc.N, wv[s], l.two);
+                    }
+                }
             }
         } else {
-            [[unroll]] for (uint s = 0u; s < L; s++) {
-                lh = logaddexp(WIDENV(rc[s]) + lh, WIDENV(rv[s]));
-                if (l.live && t0 + s < pc.T) {
-                    STV(h_, pc.off[2] + base + (t0 + s) * pc.N, exp(lh), l.two);
-                }
+            // The recurrence over the chunk's steps, from memory (steps
+            // past T or a dead unit change nothing).
+            for (uint s = 0u; l.live && s < L && t0 + s < pc.T; s++) {
+                uint i = base + (t0 + s) * pc.N;
+                RAW wc, wr;
+                LDV(wc, lc_, pc.off[0] + i, l.two);
+                LDV(wr, lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
+                lh = logaddexp(WIDENV(wc) + lh, WIDENV(wr));
+                STV(h_, pc.off[2] + i, exp(lh), l.two);
             }
         }
         if (CHUNKS == 1u) {
