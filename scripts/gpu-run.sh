@@ -16,7 +16,9 @@
 # chunk count; CUDA_SWEEP_RUN=TestMatrixScanLayoutSweep,
 # TestElementwiseChunkSweep or TestGivensTileSweep for the others in
 # cuda/sweep_test.go); profile (Nsight Compute on single kernels,
-# NCU_PROFILES). VK_SHORT=1 trims the Vulkan matrix of the
+# NCU_PROFILES); ab (the binaries' scanbench and the one built from BASE by
+# build-gpu-bins.sh, alternating, AB_ROUNDS times each, with AB_ARGS:
+# changes timed against each other in one call). VK_SHORT=1 trims the Vulkan matrix of the
 # conformance mode; STEP_TIMEOUT (seconds) limits each step.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
@@ -31,6 +33,7 @@ to() { timeout "${STEP_TIMEOUT:-300}" "$@"; }
 modes=${*:-conformance bench memory}
 
 mkdir -p .build; [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz -C .build
+[ -f .carry/base.tgz ] && tar xzf .carry/base.tgz -C .build
 # The commit the binaries were built from, for the tables' headers.
 [ -f .build/commit ] && export MINGRU_SCANS_COMMIT=$(cat .build/commit)
 if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
@@ -153,6 +156,17 @@ for m in $modes; do
         --section Occupancy --section LaunchStats --section SchedulerStats -k "regex:$kre" -c 1 \
         .build/scanbench --bench --quick $pargs --out "$RES/ncu-$pname" >"$RES/ncu-$pname.txt" 2>&1 || rc=1
       grep -E 'Duration|Throughput|Stall|Warp Cycles|Achieved Occupancy|Registers|==ERR|==PROF==' "$RES/ncu-$pname.txt" | head -20
+    done
+    ;;
+  ab)
+    echo "== scanbench A/B: $(cat .build/commit 2>/dev/null) against the base"
+    for i in $(seq "${AB_ROUNDS:-2}"); do
+      for v in new base; do
+        bin=.build/scanbench; [ $v = base ] && bin=.build/base-scanbench
+        mkdir -p "$RES/ab-$v-$i"
+        to $bin --bench --quick ${AB_ARGS:-} --out "$RES/ab-$v-$i" >"$RES/ab-$v-$i/scanbench.log" 2>&1 || rc=1
+        tail -1 "$RES/ab-$v-$i/scanbench.log"
+      done
     done
     ;;
   memory)
