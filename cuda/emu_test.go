@@ -368,7 +368,7 @@ func TestSpecialValuesEmulated(t *testing.T) {
 }
 
 // TestLogRangeEmulated runs bench.TestLogRange on the kernels in the host
-// emulator: parallel_scan_log's closed-form chunks and their fallbacks.
+// emulator: parallel_scan_log far outside the benchmark's inputs.
 func TestLogRangeEmulated(t *testing.T) {
 	bench.TestLogRange(t, emulated(t, "TestLogRange"))
 }

@@ -7,118 +7,50 @@
 // m -> logaddexp(P + m, Q) with P the sum of its lc_t and Q its scan from
 // m = -Inf; maps compose like the affine ones (in log space). See
 // elementwise.cuh for the lane and chunk layout. The exponentials and
-// logarithms are the GPU's fast approximations (common.cuh).
-//
-// A chunk's steps are not taken one logaddexp after another: that chain
-// (an exponential and a logarithm a step, each waiting for the last) held
-// the 16-bit forwards at the f32 time. With S_r = c_0 + ... + c_r, w_r =
-// v_r - S_r and x the log state entering the chunk,
-//
-//	h_r = exp(S_r + x) + sum_{i<=r} exp(v_i + S_r - S_i)
-//	    = exp(S_r + R) (exp(x - R) + exp(M - R) sum_{i<=r} exp(w_i - M)),
-//
-// M = max w_i, R = max(x, M): two exponentials a step and no chain but
-// the sums (rescan_fast). The form is trusted only where it is as good as
-// the recurrence: every value finite and of moderate size (sum |c_r|, |M|
-// and |x| at most FAST_LOG_RANGE: the exponents are then rounded no worse
-// than the recurrence's own states), x >= M - FAST_LOG_RANGE (the bracket
-// stays above exp(-FAST_LOG_RANGE) and keeps its relative precision) and
-// every output finite (an exp(S_r + R) past the float range whose product
-// would not be); anywhere else the chunk takes the recurrence.
+// logarithms are the GPU's fast approximations (common.cuh): a step costs
+// a dozen instructions, so the scan stays bound by memory, also in 16 bits.
 #include "elementwise.cuh"
 
-// FAST_LOG_RANGE bounds, in natural log units, the sizes of the closed
-// form's exponents and how far below the chunk's largest term the state
-// entering it may lie.
-#define FAST_LOG_RANGE 64.0f
-
-// chunk_terms turns S steps (cv, vv) into the closed form's terms in
-// place: cv[r] = S_r, vv[r] = w_r = v_r - S_r; it sets P = S_{S-1}, M =
-// max_r w_r (NaN when any w_r is) and A = sum_r |c_r|. The raw steps are
-// gone: the paths that need them load them again.
+// chunk_map returns the map m -> logaddexp(P + m, Q) of S steps (cv, vv).
+// With S_r = c_0 + ... + c_r, U_r = P - S_r = c_{r+1} + ... + c_{S-1} and
+// w_r = v_r - S_r,
+//
+//	Q = log sum_r exp(v_r + U_r) = P + M + log sum_r exp(v_r + U_r - (P + M)),
+//
+// M = max w_r: one exp per step and one log per chunk, where the scan
+// from -Inf takes an exp and a log per step. The second pass walks back
+// with the suffix sums U_r (no first-pass value stays live: registers).
+// The closed form holds when P is finite (no lc is infinite or NaN) and M
+// is finite or -Inf (no lv is +Inf or NaN); otherwise the map is the scan
+// itself, which gives the non-finite cases as the sequential recurrence.
 template <int S>
-__device__ __forceinline__ void chunk_terms(float (&cv)[S], float (&vv)[S], float& P, float& M, float& A) {
-    float s = 0.0f;
-    M = -INFINITY;
-    A = 0.0f;
+__device__ __forceinline__ void chunk_map(const float (&cv)[S], const float (&vv)[S], float& P, float& Q) {
+    float s = 0.0f, M = -INFINITY;
 #pragma unroll
     for (int r = 0; r < S; r++) {
-        A += fabsf(cv[r]);
         s += cv[r];
-        cv[r] = s;
-        vv[r] -= s;
-        M = max_nan(M, vv[r]);
+        M = max_nan(M, vv[r] - s);
     }
     P = s;
-}
-
-// chunk_map sets Q of the map m -> logaddexp(P + m, Q) of a chunk from its
-// terms (chunk_terms): with U_r = P - S_r,
-//
-//	Q = log sum_r exp(v_r + U_r) = P + M + log sum_r exp(w_r - M),
-//
-// one exp per step and one log per chunk, where the scan from -Inf takes
-// an exp and a log per step. The closed form holds when P is finite (no lc
-// is infinite or NaN) and M is finite or -Inf (no lv is +Inf or NaN); it
-// returns false otherwise, and the caller takes the scan itself, which
-// gives the non-finite cases as the sequential recurrence.
-template <int S>
-__device__ __forceinline__ bool chunk_map(const float (&wv)[S], float P, float M, float& Q) {
     Q = -INFINITY;
-    if (!(fabsf(P) < INFINITY && M < INFINITY)) {  // true for NaN too
-        return false;
-    }
-    if (M > -INFINITY) {
-        const float Mb = M * LOG2E;
-        float sum = 0.0f;
+    if (fabsf(P) < INFINITY && M < INFINITY) {  // false for NaN too
+        if (M > -INFINITY) {
+            const float PM = P + M;
+            const float PMb = PM * LOG2E;
+            float sum = 0.0f, u = 0.0f;
+#pragma unroll
+            for (int r = S - 1; r >= 0; r--) {
+                sum += ex2_fast(fmaf(vv[r] + u, LOG2E, -PMb));
+                u += cv[r];
+            }
+            Q = fmaf(LN2, lg2_fast(sum), PM);
+        }
+    } else {
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            sum += ex2_fast(fmaf(wv[r], LOG2E, -Mb));
+            Q = logaddexp(cv[r] + Q, vv[r]);
         }
-        Q = fmaf(LN2, lg2_fast(sum), P + M);
     }
-    return true;
-}
-
-// rescan_fast applies a chunk (its terms: sv = S_r, wv = w_r) to the log
-// state x entering it in the closed form above, storing h_r at element o
-// + r D of h for r < n, and sets x to the state after the chunk. It
-// returns false, with x unchanged, where the form is not trusted (see the
-// top of this file); the caller then takes the recurrence and stores its
-// outputs over these. Each output is stored as soon as it is formed (held
-// until all were checked, the f32 forward at the large shape ran 17%
-// slower on an H200). M and A are chunk_terms'.
-template <int DT, int S>
-__device__ __forceinline__ bool rescan_fast(const float (&sv)[S], const float (&wv)[S], float M, float A, float& x,
-                                            void* __restrict__ h, i64 o, i64 D, int n) {
-    // False for NaN too.
-    if (!(A <= FAST_LOG_RANGE && fabsf(M) <= FAST_LOG_RANGE && fabsf(x) <= FAST_LOG_RANGE &&
-          x >= M - FAST_LOG_RANGE)) {
-        return false;
-    }
-    const float R = fmaxf(x, M);
-    const float Mb = M * LOG2E, Rb = R * LOG2E;
-    const float b = ex2_fast(Mb - Rb);
-    float pre = ex2_fast(fmaf(x, LOG2E, -Rb));  // the bracket, >= exp(-FAST_LOG_RANGE)
-    const int es = DT == DT_F32 ? 4 : 2;
-    char* q = (char*)h + o * es;
-    const i64 stride = D * es;
-    float any = 0.0f;
-#pragma unroll
-    for (int r = 0; r < S; r++) {
-        pre = fmaf(b, ex2_fast(fmaf(wv[r], LOG2E, -Mb)), pre);
-        const float y = ex2_fast(fmaf(sv[r], LOG2E, Rb)) * pre;
-        any += y;
-        if (n == S || r < n) {
-            st_num<DT>(q, 0, y);  // a NaN here fails the test below
-        }
-        q += stride;
-    }
-    if (!is_finite(any)) {
-        return false;
-    }
-    x = fmaf(LN2, lg2_fast(pre), sv[S - 1] + R);
-    return true;
 }
 
 // agg_ok reports whether a chunk's map (P, Q) composes with others as the
@@ -148,8 +80,6 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
         float cv[SEG_LOG_FWD], vv[SEG_LOG_FWD];
         ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
         ld_steps<DT>(lv, vbase + (t0 + 1) * D, D, 0, n, -INFINITY, vv);
-        float P, M, A;
-        chunk_terms(cv, vv, P, M, A);
         float m = carry;
         const bool last = l.c == l.C - 1;
         if (l.C > 1) {
@@ -158,17 +88,8 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
             // skips that pass, and its slot in agg carries its final state,
             // the next segment's carry, to the others.
             if (!last) {
-                float Q;
-                if (!chunk_map(vv, P, M, Q)) {
-                    // Not finite: the scan from -Inf, of the raw steps (the
-                    // re-scan below then takes the recurrence too).
-                    ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
-                    ld_steps<DT>(lv, vbase + (t0 + 1) * D, D, 0, n, -INFINITY, vv);
-#pragma unroll
-                    for (int r = 0; r < SEG_LOG_FWD; r++) {
-                        Q = logaddexp(cv[r] + Q, vv[r]);
-                    }
-                }
+                float P, Q;
+                chunk_map(cv, vv, P, Q);
                 agg[l.c * TILE + l.j] = P;
                 agg[(l.C + l.c) * TILE + l.j] = Q;
             }
@@ -192,18 +113,13 @@ __device__ __forceinline__ void log_fwd(const void* __restrict__ lc, const void*
                 }
             }
         }
-        // Re-scan from the carry-in and store h_t = exp(m_t): in the
-        // closed form, or else by the recurrence, of the raw steps.
-        if (!rescan_fast<DT>(cv, vv, M, A, m, h, o, D, n)) {
-            ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
-            ld_steps<DT>(lv, vbase + (t0 + 1) * D, D, 0, n, -INFINITY, vv);
+        // Re-scan from the carry-in; h_t = exp(m_t) into vv.
 #pragma unroll
-            for (int r = 0; r < SEG_LOG_FWD; r++) {
-                m = logaddexp(cv[r] + m, vv[r]);
-                vv[r] = exp_fast(m);
-            }
-            st_steps<DT>(h, o, D, n, vv);
+        for (int r = 0; r < SEG_LOG_FWD; r++) {
+            m = logaddexp(cv[r] + m, vv[r]);
+            vv[r] = exp_fast(m);
         }
+        st_steps<DT>(h, o, D, n, vv);
         if (l.C == 1) {
             carry = m;
         } else {
