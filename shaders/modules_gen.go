@@ -93,5 +93,5 @@ var sourceDigests = map[string]string{
 	"matrix_scan_bwd.comp":             "0273c81d18eb0e54475c6be458d0534ab393a5f3451e9718bbbc1b0be20b5b5f",
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
 	"parallel_scan_log_bwd.comp":       "4e0fde0c6820c84319ea5923ffc8b31b54e302ad59d81d1fa49e2d5474de0eb2",
-	"parallel_scan_log_fwd.comp":       "34f9a5df556c85cd2092ac8c9de0d0f9e3a59ccaf06b8c472e4ee951f70af5e6",
+	"parallel_scan_log_fwd.comp":       "7680ca4d6bd364d4e583fe416592909f06db9ec79e3dc052d1bd6fe827832c69",
 }

@@ -30,6 +30,26 @@ bool agg_ok(float s, float q) {
     return s < POS_INF && q < POS_INF;
 }
 
+// load_chunk loads the L steps from t0 of the unit into rc and rv: a
+// step past T, or of a unit that does not exist, as the identity.
+void load_chunk(Lane l, uint base, uint vbase, uint t0, out RAW rc[L], out RAW rv[L]) {
+    if (l.live && t0 + L <= pc.T) {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
+            LDV(rc[s], lc_, pc.off[0] + base + (t0 + s) * pc.N, l.two);
+            LDV(rv[s], lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
+        }
+    } else {
+        [[unroll]] for (uint s = 0u; s < L; s++) {
+            rc[s] = RAW_OF(0.0);
+            rv[s] = RAW_OF(NEG_INF);
+            if (l.live && t0 + s < pc.T) {
+                LDV(rc[s], lc_, pc.off[0] + base + (t0 + s) * pc.N, l.two);
+                LDV(rv[s], lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
+            }
+        }
+    }
+}
+
 void main() {
     Lane l = lane_of_invocation();
     uint base = l.b * pc.T * pc.N + l.d;          // (b, 0, d) of log_coeffs and h
@@ -41,28 +61,16 @@ void main() {
         carry = WIDENV(r);
     }
     uint nseg = segments();
+    // The raw steps of the invocation's chunk of the next segment, loaded
+    // while the current one is folded, re-scanned and stored.
+    RAW rc[L];
+    RAW rv[L];
+    load_chunk(l, base, vbase, l.j * L, rc, rv);
     for (uint sg = 0u; sg < nseg; sg++) {
         uint t0 = (sg * CHUNKS + l.j) * L;
-        // A whole chunk (all L steps inside T, the unit live) loads and
-        // stores without a test per step.
+        // A whole chunk (all L steps inside T, the unit live) stores
+        // without a test per step.
         bool whole = l.live && t0 + L <= pc.T;
-        RAW rc[L];
-        RAW rv[L];
-        if (whole) {
-            [[unroll]] for (uint s = 0u; s < L; s++) {
-                LDV(rc[s], lc_, pc.off[0] + base + (t0 + s) * pc.N, l.two);
-                LDV(rv[s], lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
-            }
-        } else {
-            [[unroll]] for (uint s = 0u; s < L; s++) {
-                rc[s] = RAW_OF(0.0);
-                rv[s] = RAW_OF(NEG_INF);
-                if (l.live && t0 + s < pc.T) {
-                    LDV(rc[s], lc_, pc.off[0] + base + (t0 + s) * pc.N, l.two);
-                    LDV(rv[s], lv_, pc.off[1] + vbase + (t0 + s + 1u) * pc.N, l.two);
-                }
-            }
-        }
         // The chunk's terms: sv[s] = S_s, wv[s] = w_s (the raw steps are
         // not needed after this).
         VAL sv[L], wv[L];
@@ -74,6 +82,9 @@ void main() {
             sv[s] = P;
             wv[s] = WIDENV(rv[s]) - P;
             M = max(M, wv[s]);
+        }
+        if (sg + 1u < nseg) {
+            load_chunk(l, base, vbase, t0 + CHUNKS * L, rc, rv);
         }
         VAL lh = carry;
         bool seq = false;
