@@ -113,6 +113,7 @@ const uint L = STEPS;
 // two: the unit's second channel exists.
 #define LDV(r, arr, i, two) r = arr[(i)]
 #define STV(arr, i, v, two) arr[(i)] = (v)
+#define STV_NUM(arr, i, v, two) arr[(i)] = (v)
 #else
 #define CPI 2u
 #define VAL vec2
@@ -135,6 +136,20 @@ const uint L = STEPS;
         VAL stv_v_ = (v);                                               \
         if (ALIGNED || (two && (stv_i_ & 1u) == 0u)) {                  \
             arr[stv_i_ >> 1] = NARROW2(stv_v_);                         \
+        } else {                                                        \
+            ST(arr, stv_i_, stv_v_.x);                                  \
+            if (two) {                                                  \
+                ST(arr, stv_i_ + 1u, stv_v_.y);                         \
+            }                                                           \
+        }                                                               \
+    }
+// STV_NUM is STV for a v with no NaN (NARROW2_NUM for a whole word).
+#define STV_NUM(arr, i, v, two)                                         \
+    {                                                                   \
+        uint stv_i_ = (i);                                              \
+        VAL stv_v_ = (v);                                               \
+        if (ALIGNED || (two && (stv_i_ & 1u) == 0u)) {                  \
+            arr[stv_i_ >> 1] = NARROW2_NUM(stv_v_);                     \
         } else {                                                        \
             ST(arr, stv_i_, stv_v_.x);                                  \
             if (two) {                                                  \

@@ -96,6 +96,12 @@ uint bf16_round_bits(float f) {
     return b + 0x7fffu + bitfieldExtract(b, 16, 1);
 }
 
+// bf16_round_bits_num is bf16_round_bits for an f that is not NaN.
+uint bf16_round_bits_num(float f) {
+    uint b = floatBitsToUint(f);
+    return b + 0x7fffu + bitfieldExtract(b, 16, 1);
+}
+
 // Round to nearest even; NaN stays a quiet NaN (sign and upper payload
 // kept, as scans.BF16FromFloat32 does).
 uint f32_to_bf16(float f) {
@@ -177,6 +183,15 @@ uint NARROW2(vec2 v) {
 uint NARROW2(vec2 v) {
     return (bf16_round_bits(v.x) >> 16) | (bf16_round_bits(v.y) & 0xffff0000u);
 }
+#endif
+// NARROW2_NUM is NARROW2 for a v with no NaN: a bf16 rounding without the
+// NaN test (what it gives for a NaN is not NaN).
+#if defined(DT_BF16)
+uint NARROW2_NUM(vec2 v) {
+    return (bf16_round_bits_num(v.x) >> 16) | (bf16_round_bits_num(v.y) & 0xffff0000u);
+}
+#else
+#define NARROW2_NUM(v) NARROW2(v)
 #endif
 
 // LDW sets the uint w to the word of elements i and i+1 (i in the low

@@ -70,8 +70,8 @@ var sourceDigests = map[string]string{
 	"affine_bwd.glsl":                  "d652f0ca083282e056386fdd7d28f62f8dbf700c7a65570b80dbadcf650fd72e",
 	"affine_fwd.glsl":                  "adda1f0c839a24a77e878606acc881a0b61b3ef7ba76da0f00f4f1659e06de44",
 	"affine_rows.glsl":                 "b73dccc585d2df6485bc8ec0babd57f3fc267f44db372387d0a65b0cb5944e0b",
-	"chunks.glsl":                      "a512d9fe23218666ebb814d037c548837ca0c80ab8106a89a7c64195c3e552de",
-	"common.glsl":                      "e5a34b2bed0a234b9004d8ffc9e7d646a1cc93c49773c4b25fc3a23cb8bc6ce8",
+	"chunks.glsl":                      "46d95a803905aa84a5dd66cd7d4cb1ea1e0d710e88331de77fcaeda350e9b676",
+	"common.glsl":                      "96a9a860702df38dcbcfe452882e7d03870e91ff55bdb7bcda0dfeb60897483b",
 	"copy.comp":                        "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
 	"empty.comp":                       "5b02b55551db6fd9f9061d4d3410eae8857acc399bcff2dff91a5ec1e071e810",
 	"f16.glsl":                         "c4f4cc7c56177ebf51ee88e5e0c8e8ff2d2917281f3894b01a5f502a10184354",
@@ -93,5 +93,5 @@ var sourceDigests = map[string]string{
 	"matrix_scan_bwd.comp":             "0273c81d18eb0e54475c6be458d0534ab393a5f3451e9718bbbc1b0be20b5b5f",
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
 	"parallel_scan_log_bwd.comp":       "4e0fde0c6820c84319ea5923ffc8b31b54e302ad59d81d1fa49e2d5474de0eb2",
-	"parallel_scan_log_fwd.comp":       "7680ca4d6bd364d4e583fe416592909f06db9ec79e3dc052d1bd6fe827832c69",
+	"parallel_scan_log_fwd.comp":       "35596f4382c9f3b1aefddb25828c36364bf7be0f61aacfe0e7073e7d76ed5314",
 }
