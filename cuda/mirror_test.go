@@ -19,6 +19,7 @@ func TestKernelMirrors(t *testing.T) {
 	}{
 		{"matrix_scan.cu", "MS_SEG", msSeg},
 		{"elementwise.cuh", "SEG_LOG_FWD", segLogFwd},
+		{"parallel_scan_log.cu", "LOG_FWD16_MAX_THREADS", logFwd16MaxThreads},
 		{"elementwise.cuh", "TILE", tile},
 		{"givens_scan.cu", "GIVENS_MAX_THREADS", givensMaxThreads},
 		{"givens_scan.cu", "GIVENS_CHUNKED_MAX_THREADS", givensChunkedMaxThreads},

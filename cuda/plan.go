@@ -376,6 +376,9 @@ func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize int, occ occupancy
 	c := chunkCount(T, minChunk, lanes, tile, occ, nil)
 	if op == scans.OpParallelScanLog && !bwd {
 		c = logFwdChunks(c, lanes, esize)
+		if esize == 2 {
+			c = min(c, logFwd16MaxThreads/tile)
+		}
 	}
 	return c
 }
@@ -409,6 +412,10 @@ const (
 	segLogFwd      = 16
 	logFwdInFlight = 8 << 20
 )
+
+// logFwd16MaxThreads mirrors kernels/parallel_scan_log.cu's
+// LOG_FWD16_MAX_THREADS, the __launch_bounds__ of the 16-bit forwards.
+const logFwd16MaxThreads = 512
 
 // matrixScanLayout is the tile W and chunk count C of the matrix_scan
 // kernels for b x n blocks over t steps, backward or not, in element type
