@@ -69,7 +69,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.pairs, ch = true, 2
 		}
 		lanes := B * ((N + tile*ch - 1) / (tile * ch))
-		c := elementwiseChunksOf(op, bwd, T, lanes, dt.Size(), occ)
+		c := elementwiseChunksOf(op, bwd, T, lanes, dt.Size(), ch, occ)
 		p.grid, p.bx, p.by, p.shared = lanes, tile, c, 2*c*tile*ch*4
 		x := []int{B, T, N}
 		switch {
@@ -197,15 +197,16 @@ const (
 )
 
 // elementwisePairs reports whether an elementwise scan runs with two
-// channels per thread: linear_scan's 16-bit forward where N is even, so
-// that every pair of channels is one aligned 32-bit word. A thread then
-// loads and stores a step of both channels at once, and a warp's loads
-// cover whole 128-byte lines instead of halves: on an H200 the large
-// shape's forward went from 305 to 257 µs. parallel_scan_log's forward,
-// whose step is a dozen instructions, did not gain (365 to 380 µs); the
-// backwards keep more per step in registers.
+// channels per thread: the 16-bit forwards where N is even, so that every
+// pair of channels is one aligned 32-bit word. A thread then loads and
+// stores a step of both channels at once, and a warp's loads cover whole
+// 128-byte lines instead of halves: on an H200 the large shape's
+// linear_scan forward went from 305 to 257 µs. (parallel_scan_log's
+// forward, when it re-scanned one logaddexp after another, did not gain:
+// 365 to 380 µs.) The backwards keep more per step in registers.
 func elementwisePairs(op scans.Op, dir scans.Direction, n int, dt scans.DType) bool {
-	return op == scans.OpLinearScan && dir == scans.Forward && dt != scans.F32 && n%2 == 0
+	elementwise := op == scans.OpLinearScan || op == scans.OpParallelScanLog
+	return elementwise && dir == scans.Forward && dt != scans.F32 && n%2 == 0
 }
 
 // occupancy is what a device keeps in flight at once, over all its SMs:
@@ -369,15 +370,16 @@ func affineShared(k, v, w, c int, bwd bool) int {
 }
 
 // elementwiseChunks is the chunk count of the elementwise kernels of op,
-// backward or not, over lanes lanes (blocks of tile threads a chunk) of T
-// steps of esize-byte elements: chunkCount's, lowered by logFwdChunks for
-// the parallel_scan_log forward.
-func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize int, occ occupancy) int {
+// backward or not, over lanes lanes (blocks of tile threads a chunk, ch
+// channels a thread) of T steps of esize-byte elements: chunkCount's,
+// lowered by logFwdChunks for the parallel_scan_log forward and kept
+// within its 16-bit kernels' blocks.
+func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occupancy) int {
 	c := chunkCount(T, minChunk, lanes, tile, occ, nil)
 	if op == scans.OpParallelScanLog && !bwd {
-		c = logFwdChunks(c, lanes, esize)
+		c = logFwdChunks(c, lanes, esize*ch)
 		if esize == 2 {
-			c = min(c, logFwd16MaxThreads/tile)
+			c = min(c, logFwd16MaxThreads(ch)/tile)
 		}
 	}
 	return c
@@ -414,8 +416,19 @@ const (
 )
 
 // logFwd16MaxThreads mirrors kernels/parallel_scan_log.cu's
-// LOG_FWD16_MAX_THREADS, the __launch_bounds__ of the 16-bit forwards.
-const logFwd16MaxThreads = 512
+// LOG_FWD16_MAX_THREADS and LOG_FWD16_PAIRS_MAX_THREADS, the
+// __launch_bounds__ of the 16-bit forwards with ch channels a thread.
+func logFwd16MaxThreads(ch int) int {
+	if ch == 2 {
+		return logFwd16PairsMax
+	}
+	return logFwd16Max
+}
+
+const (
+	logFwd16Max      = 512
+	logFwd16PairsMax = 256
+)
 
 // matrixScanLayout is the tile W and chunk count C of the matrix_scan
 // kernels for b x n blocks over t steps, backward or not, in element type

@@ -190,9 +190,9 @@ func TestPTXKernels(t *testing.T) {
 	if err != nil || !strings.Contains(src, ".entry "+emptyKernel+"(") {
 		t.Errorf("module %s lacks %s (%v)", utilModule, emptyKernel, err)
 	}
-	// Every op, type and direction, the chunked Givens kernels, and
-	// linear_scan's 16-bit forwards with two channels per thread.
-	if want := 2*3*(2+1+25+2*4) + 2; n != want {
+	// Every op, type and direction, the chunked Givens kernels, and the
+	// elementwise 16-bit forwards with two channels per thread.
+	if want := 2*3*(2+1+25+2*4) + 2*2; n != want {
 		t.Errorf("checked %d kernels, want %d", n, want)
 	}
 	for _, e := range []string{".version 7.8", ".target sm_80"} {
@@ -287,7 +287,8 @@ func TestElementwisePlan(t *testing.T) {
 		{scans.OpLinearScan, scans.Forward, large, scans.F32, false},
 		{scans.OpLinearScan, scans.Forward, odd, scans.F16, false},
 		{scans.OpLinearScan, scans.Backward, large, scans.F16, false},
-		{scans.OpParallelScanLog, scans.Forward, large, scans.BF16, false},
+		{scans.OpParallelScanLog, scans.Forward, large, scans.BF16, true},
+		{scans.OpParallelScanLog, scans.Forward, odd, scans.BF16, false},
 	} {
 		p := planFor(c.op, c.dir, c.d, c.dt, true, h200)
 		ch := 1

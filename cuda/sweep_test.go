@@ -141,9 +141,17 @@ func TestElementwiseChunkSweep(t *testing.T) {
 			// Three rounds over the chunk counts, so that a row's spread
 			// from one timing to the next shows beside its differences.
 			for round := 0; round < 3; round++ {
-				for c := 1; c <= maxChunks && c*tile*2 <= 1024; c *= 2 {
+				limit := 1024
+				if op == scans.OpParallelScanLog && dt != scans.F32 {
+					ch := 1
+					if p.pairs {
+						ch = 2
+					}
+					limit = logFwd16MaxThreads(ch)
+				}
+				for c := 1; c <= maxChunks && c*tile <= limit && c*tile*2 <= 1024; c *= 2 {
 					cc := c
-					elementwiseChunksOf = func(scans.Op, bool, int, int, int, occupancy) int { return cc }
+					elementwiseChunksOf = func(scans.Op, bool, int, int, int, int, occupancy) int { return cc }
 					m, err := bench.MeasureInputs(b, in, bench.ModeForward, timing)
 					elementwiseChunksOf = elementwiseChunks
 					if err != nil {

@@ -36,6 +36,9 @@
 // __launch_bounds__): 512 threads leave them 128 registers, for the steps
 // loaded ahead.
 #define LOG_FWD16_MAX_THREADS 512
+// LOG_FWD16_PAIRS_MAX_THREADS is that of the _pairs kernels, which hold two
+// channels' terms: 256 threads leave them 255 registers.
+#define LOG_FWD16_PAIRS_MAX_THREADS 256
 
 // chunk_map returns the map m -> logaddexp(P + m, Q) of S steps (cv, vv).
 // With S_r = c_0 + ... + c_r, U_r = P - S_r = c_{r+1} + ... + c_{S-1} and
@@ -213,111 +216,155 @@ __device__ __forceinline__ bool terms_map(const float (&wv)[S], float P, float M
     return true;
 }
 
-// rescan_fast applies a chunk (its terms: sv = S_r, wv = w_r) to the log
-// state x entering it in the closed form above, storing h_r at element o
-// + r D of h for r < n, and sets x to the state after the chunk. It
-// returns false, with x unchanged, where the form is not trusted (see the
-// top of this file); the caller then takes the recurrence and stores its
-// outputs over these. Each output is stored as soon as it is formed (held
-// until all were checked, the f32 forward at the large shape ran 17%
-// slower on an H200). M and A are chunk_terms'.
-template <int DT, int S>
-__device__ __forceinline__ bool rescan_fast(const float (&sv)[S], const float (&wv)[S], float M, float A, float& x,
+// rescan_fast applies a chunk to the log states x[ch] entering it, for
+// each of the thread's P channels (their terms: sv = S_r, wv = w_r), in
+// the closed form above, storing h_r at element o + ch + r D of h for r <
+// n (with P = 2 both channels of a step as one 32-bit word), and sets the
+// x[ch] to the states after the chunk. ok[ch] is false, with x[ch]
+// unchanged, where the form is not trusted for channel ch (see the top of
+// this file); the caller then takes the recurrence for that channel and
+// stores its outputs over these. Each output is stored as soon as it is
+// formed (held until all were checked, the f32 form ran the large shape
+// 17% slower still on an H200). M and A are chunk_terms'.
+template <int DT, int P, int S>
+__device__ __forceinline__ void rescan_fast(const float (&sv)[P][S], const float (&wv)[P][S], const float (&M)[P],
+                                            const float (&A)[P], float (&x)[P], bool (&ok)[P],
                                             void* __restrict__ h, i64 o, i64 D, int n) {
-    // False for NaN too.
-    if (!(A <= FAST_LOG_RANGE && fabsf(M) <= FAST_LOG_RANGE && fabsf(x) <= FAST_LOG_RANGE &&
-          x >= M - FAST_LOG_RANGE)) {
-        return false;
+    float Mb[P], Rb[P], b[P], pre[P], any[P];
+#pragma unroll
+    for (int ch = 0; ch < P; ch++) {
+        // False for NaN too.
+        ok[ch] = A[ch] <= FAST_LOG_RANGE && fabsf(M[ch]) <= FAST_LOG_RANGE && fabsf(x[ch]) <= FAST_LOG_RANGE &&
+                 x[ch] >= M[ch] - FAST_LOG_RANGE;
+        const float R = fmaxf(x[ch], M[ch]);
+        Mb[ch] = M[ch] * LOG2E;
+        Rb[ch] = R * LOG2E;
+        b[ch] = ex2_fast(Mb[ch] - Rb[ch]);
+        pre[ch] = ex2_fast(fmaf(x[ch], LOG2E, -Rb[ch]));  // the bracket, >= exp(-FAST_LOG_RANGE)
+        any[ch] = 0.0f;
     }
-    const float R = fmaxf(x, M);
-    const float Mb = M * LOG2E, Rb = R * LOG2E;
-    const float b = ex2_fast(Mb - Rb);
-    float pre = ex2_fast(fmaf(x, LOG2E, -Rb));  // the bracket, >= exp(-FAST_LOG_RANGE)
+    if (!ok[0] && (P == 1 || !ok[P - 1])) {
+        return;
+    }
     const int es = DT == DT_F32 ? 4 : 2;
     char* q = (char*)h + o * es;
     const i64 stride = D * es;
-    float any = 0.0f;
 #pragma unroll
     for (int r = 0; r < S; r++) {
-        pre = fmaf(b, ex2_fast(fmaf(wv[r], LOG2E, -Mb)), pre);
-        const float y = ex2_fast(fmaf(sv[r], LOG2E, Rb)) * pre;
-        any += y;
+        float y[P];
+#pragma unroll
+        for (int ch = 0; ch < P; ch++) {
+            pre[ch] = fmaf(b[ch], ex2_fast(fmaf(wv[ch][r], LOG2E, -Mb[ch])), pre[ch]);
+            y[ch] = ex2_fast(fmaf(sv[ch][r], LOG2E, Rb[ch])) * pre[ch];
+            any[ch] += y[ch];
+        }
         if (n == S || r < n) {
-            st_num<DT>(q, 0, y);  // a NaN here fails the test below
+            // A NaN here fails the test below.
+            if (P == 1) {
+                st_num<DT>(q, 0, y[0]);
+            } else {
+                *(unsigned int*)q = narrow_num<DT>(y[0]) | (narrow_num<DT>(y[P - 1]) << 16);
+            }
         }
         q += stride;
     }
-    if (!is_finite(any)) {
-        return false;
+#pragma unroll
+    for (int ch = 0; ch < P; ch++) {
+        ok[ch] = ok[ch] && is_finite(any[ch]);
+        if (ok[ch]) {
+            x[ch] = fmaf(LN2, lg2_fast(pre[ch]), sv[ch][S - 1] + fmaxf(x[ch], M[ch]));
+        }
     }
-    x = fmaf(LN2, lg2_fast(pre), sv[S - 1] + R);
-    return true;
 }
 
-// ld_raw reads the 16-bit elements o, o + D, ..., o + (S-1) D of p as
-// they are stored into v, those with r >= n as id. They are widened only
+// ld_raw reads the S steps o, o + D, ..., o + (S-1) D of the thread's P
+// channels of p as they are stored into v (P = 2: one 32-bit word a step,
+// o even), those with r >= n as id (in both halves). They are widened only
 // where the next segment begins: a widening right after a load would make
 // the thread wait for it there.
-template <int DT, int S>
+template <int DT, int P, int S>
 __device__ __forceinline__ void ld_raw(const void* __restrict__ p, i64 o, i64 D, int n, unsigned short id,
-                                       unsigned short (&v)[S]) {
-    const unsigned short* q = (const unsigned short*)p + o;
-    if (n == S) {
+                                       unsigned int (&v)[S]) {
+    if (P == 1) {
+        const unsigned short* q = (const unsigned short*)p + o;
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            v[r] = __ldg(q);
-            q += D;
+            v[r] = n == S || r < n ? __ldg(q + (i64)r * D) : id;
         }
     } else {
+        const unsigned int* q = (const unsigned int*)p + o / 2;
+        const i64 stride = D / 2;
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            v[r] = r < n ? __ldg(q + (i64)r * D) : id;
+            v[r] = n == S || r < n ? __ldg(q + (i64)r * stride) : id | ((unsigned int)id << 16);
         }
     }
 }
 
+// seq_chunk walks channel ch's steps [t0, t0 + n) by the recurrence from
+// the log state m, from memory, storing each output.
 template <int DT>
+__device__ __forceinline__ void seq_chunk(const void* __restrict__ lc, const void* __restrict__ lv,
+                                          void* __restrict__ h, i64 o, i64 ov, i64 D, int n, float& m) {
+    for (int r = 0; r < n; r++) {
+        m = logaddexp(ld<DT>(lc, o + (i64)r * D) + m, ld<DT>(lv, ov + (i64)r * D));
+        st<DT>(h, o + (i64)r * D, exp_fast(m));
+    }
+}
+
+// log_fwd16 is the 16-bit forward, P channels a thread (elementwise.cuh).
+template <int DT, int P>
 __device__ __forceinline__ void log_fwd16(const void* __restrict__ lc, const void* __restrict__ lv,
-                                        void* __restrict__ h, i64 T, i64 D) {
-    DYNAMIC_SHARED(agg);
-    Lane l = lane_of<1>(T, D);
+                                          void* __restrict__ h, i64 T, i64 D) {
+    constexpr int S = SEG_LOG_FWD;
+    DYNAMIC_SHARED(agg);  // per channel: P[C][TILE], then Q[C][TILE] (agg_at)
+    Lane l = lane_of<P>(T, D);
     const i64 base = l.b * T * D + l.d;         // (b, t, d) of lc and h
     const i64 vbase = l.b * (T + 1) * D + l.d;  // (b, s, d) of lv
-    float carry = 0.0f;                         // log state entering the segment
-    if (l.on) {
-        carry = ld<DT>(lv, vbase);
+    float carry[P];                             // log states entering the segment
+#pragma unroll
+    for (int ch = 0; ch < P; ch++) {
+        carry[ch] = l.on ? ld<DT>(lv, vbase + ch) : 0.0f;
     }
-    const i64 span = (i64)l.C * SEG_LOG_FWD;
+    const i64 span = (i64)l.C * S;
     // The raw steps of the thread's chunk of the next segment, loaded while
     // the current one is folded, re-scanned and stored; steps past T are
     // the identity: lc = 0, lv = -Inf.
     const unsigned short cid = narrow_sw<DT>(0.0f), vid = narrow_sw<DT>(-INFINITY);
-    unsigned short rc[SEG_LOG_FWD], rv[SEG_LOG_FWD];
+    unsigned int rc[S], rv[S];
     {
-        const i64 t0 = (i64)l.c * SEG_LOG_FWD;
-        const int n = steps_in(l, t0, T, SEG_LOG_FWD);
-        ld_raw<DT>(lc, base + t0 * D, D, n, cid, rc);
-        ld_raw<DT>(lv, vbase + (t0 + 1) * D, D, n, vid, rv);
+        const i64 t0 = (i64)l.c * S;
+        const int n = steps_in(l, t0, T, S);
+        ld_raw<DT, P>(lc, base + t0 * D, D, n, cid, rc);
+        ld_raw<DT, P>(lv, vbase + (t0 + 1) * D, D, n, vid, rv);
     }
     for (i64 s0 = 0; s0 < T; s0 += span) {
-        const i64 t0 = s0 + (i64)l.c * SEG_LOG_FWD;
+        const i64 t0 = s0 + (i64)l.c * S;
         const i64 o = base + t0 * D;
-        const int n = steps_in(l, t0, T, SEG_LOG_FWD);
-        float cv[SEG_LOG_FWD], vv[SEG_LOG_FWD];
+        const i64 ov = vbase + (t0 + 1) * D;
+        const int n = steps_in(l, t0, T, S);
+        float cv[P][S], vv[P][S];
+        float Pc[P], M[P], A[P];
 #pragma unroll
-        for (int r = 0; r < SEG_LOG_FWD; r++) {
-            cv[r] = widen<DT>(rc[r]);
-            vv[r] = widen<DT>(rv[r]);
+        for (int ch = 0; ch < P; ch++) {
+#pragma unroll
+            for (int r = 0; r < S; r++) {
+                cv[ch][r] = widen<DT>((unsigned short)(rc[r] >> (16 * ch)));
+                vv[ch][r] = widen<DT>((unsigned short)(rv[r] >> (16 * ch)));
+            }
+            chunk_terms(cv[ch], vv[ch], Pc[ch], M[ch], A[ch]);
         }
-        float P, M, A;
-        chunk_terms(cv, vv, P, M, A);
         if (s0 + span < T) {
             const i64 t1 = t0 + span;
-            const int n1 = steps_in(l, t1, T, SEG_LOG_FWD);
-            ld_raw<DT>(lc, base + t1 * D, D, n1, cid, rc);
-            ld_raw<DT>(lv, vbase + (t1 + 1) * D, D, n1, vid, rv);
+            const int n1 = steps_in(l, t1, T, S);
+            ld_raw<DT, P>(lc, base + t1 * D, D, n1, cid, rc);
+            ld_raw<DT, P>(lv, vbase + (t1 + 1) * D, D, n1, vid, rv);
         }
-        float m = carry;
+        float m[P];
+#pragma unroll
+        for (int ch = 0; ch < P; ch++) {
+            m[ch] = carry[ch];
+        }
         const bool last = l.c == l.C - 1;
         if (l.C > 1) {
             // Chunk c folds the aggregates of chunks 0..c-1 into the
@@ -325,62 +372,70 @@ __device__ __forceinline__ void log_fwd16(const void* __restrict__ lc, const voi
             // skips that pass, and its slot in agg carries its final state,
             // the next segment's carry, to the others.
             if (!last) {
-                float Q;
-                if (!terms_map(vv, P, M, Q)) {
-                    // Not finite: the scan from -Inf, of the raw steps (the
-                    // re-scan below then takes the recurrence too).
-                    ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
-                    ld_steps<DT>(lv, vbase + (t0 + 1) * D, D, 0, n, -INFINITY, vv);
 #pragma unroll
-                    for (int r = 0; r < SEG_LOG_FWD; r++) {
-                        Q = logaddexp(cv[r] + Q, vv[r]);
+                for (int ch = 0; ch < P; ch++) {
+                    float Q;
+                    if (!terms_map(vv[ch], Pc[ch], M[ch], Q)) {
+                        // Not finite: the scan from -Inf, of the raw steps
+                        // from memory (the re-scan then takes the recurrence
+                        // too).
+                        Q = -INFINITY;
+                        for (int r = 0; r < n; r++) {
+                            Q = logaddexp(ld<DT>(lc, o + ch + (i64)r * D) + Q, ld<DT>(lv, ov + ch + (i64)r * D));
+                        }
                     }
+                    agg[agg_at<P>(l, 0, l.c, ch)] = Pc[ch];
+                    agg[agg_at<P>(l, 1, l.c, ch)] = Q;
                 }
-                agg[l.c * TILE + l.j] = P;
-                agg[(l.C + l.c) * TILE + l.j] = Q;
             }
             __syncthreads();
-            bool ok = true;
-            for (int i = 0; i < l.c; i++) {
-                const float Pi = agg[i * TILE + l.j], Qi = agg[(l.C + i) * TILE + l.j];
-                ok = ok && agg_ok(Pi, Qi);
-                m = logaddexp(Pi + m, Qi);
-            }
-            if (!ok && l.on) {
-                // Composing maps is exact algebra but not IEEE-identical to
-                // the recurrence once an aggregate is +Inf or NaN (it can
-                // form Inf - Inf where the sequential order never does): the
-                // carry-in is then the sequential walk of the earlier steps
-                // of the segment, from memory, so NaN and Inf come out as in
-                // the sequential reference.
-                m = carry;
-                for (i64 t = s0; t < t0; t++) {
-                    m = logaddexp(ld<DT>(lc, base + t * D) + m, ld<DT>(lv, vbase + (t + 1) * D));
+#pragma unroll
+            for (int ch = 0; ch < P; ch++) {
+                bool ok = true;
+                for (int i = 0; i < l.c; i++) {
+                    const float Pi = agg[agg_at<P>(l, 0, i, ch)], Qi = agg[agg_at<P>(l, 1, i, ch)];
+                    ok = ok && agg_ok(Pi, Qi);
+                    m[ch] = logaddexp(Pi + m[ch], Qi);
+                }
+                if (!ok && l.on) {
+                    // As in log_fwd: the earlier steps of the segment by the
+                    // recurrence, from memory.
+                    m[ch] = carry[ch];
+                    for (i64 t = s0; t < t0; t++) {
+                        m[ch] = logaddexp(ld<DT>(lc, base + ch + t * D) + m[ch], ld<DT>(lv, vbase + ch + (t + 1) * D));
+                    }
                 }
             }
         }
         // Re-scan from the carry-in and store h_t = exp(m_t): in the
-        // closed form, or else by the recurrence, of the raw steps.
-        if (!rescan_fast<DT>(cv, vv, M, A, m, h, o, D, n)) {
-            ld_steps<DT>(lc, o, D, 0, n, 0.0f, cv);
-            ld_steps<DT>(lv, vbase + (t0 + 1) * D, D, 0, n, -INFINITY, vv);
+        // closed form, or else by the recurrence, from memory.
+        bool ok[P];
+        rescan_fast<DT>(cv, vv, M, A, m, ok, h, o, D, n);
 #pragma unroll
-            for (int r = 0; r < SEG_LOG_FWD; r++) {
-                m = logaddexp(cv[r] + m, vv[r]);
-                vv[r] = exp_fast(m);
+        for (int ch = 0; ch < P; ch++) {
+            if (!ok[ch]) {
+                seq_chunk<DT>(lc, lv, h, o + ch, ov + ch, D, n, m[ch]);
             }
-            st_steps<DT>(h, o, D, n, vv);
         }
         if (l.C == 1) {
-            carry = m;
+#pragma unroll
+            for (int ch = 0; ch < P; ch++) {
+                carry[ch] = m[ch];
+            }
         } else {
-            // Nobody reads the last chunk's slot before this barrier, and
-            // it is rewritten only after the next segment's first one.
+            // Nobody reads the last chunk's slots before this barrier, and
+            // they are rewritten only after the next segment's first one.
             if (last) {
-                agg[l.c * TILE + l.j] = m;
+#pragma unroll
+                for (int ch = 0; ch < P; ch++) {
+                    agg[agg_at<P>(l, 0, l.c, ch)] = m[ch];
+                }
             }
             __syncthreads();
-            carry = agg[(l.C - 1) * TILE + l.j];
+#pragma unroll
+            for (int ch = 0; ch < P; ch++) {
+                carry[ch] = agg[agg_at<P>(l, 0, l.C - 1, ch)];
+            }
         }
     }
 }
@@ -504,17 +559,31 @@ __device__ __forceinline__ void log_bwd(const void* __restrict__ lc, const void*
     }
 }
 
-#define PARALLEL_SCAN_LOG(NAME, DT, FWD, FWD_THREADS)                                            \
-    extern "C" __global__ void __launch_bounds__(FWD_THREADS, 1)                                    \
-        parallel_scan_log_fwd_##NAME(const void* lc, const void* lv, void* h, i64 T, i64 D) {    \
-        FWD<DT>(lc, lv, h, T, D);                                                                \
-    }                                                                                            \
+#define PARALLEL_SCAN_LOG_BWD(NAME, DT)                                                          \
     extern "C" __global__ void __launch_bounds__(1024, 1)                                           \
         parallel_scan_log_bwd_##NAME(const void* lc, const void* lv, const void* h,              \
                                      const void* dh, void* dlc, void* dlv, i64 T, i64 D) {       \
         log_bwd<DT>(lc, lv, h, dh, dlc, dlv, T, D);                                              \
     }
 
-PARALLEL_SCAN_LOG(f32, DT_F32, log_fwd, 1024)
-PARALLEL_SCAN_LOG(f16, DT_F16, log_fwd16, LOG_FWD16_MAX_THREADS)
-PARALLEL_SCAN_LOG(bf16, DT_BF16, log_fwd16, LOG_FWD16_MAX_THREADS)
+// The 16-bit forwards, one channel a thread, and two (_pairs, D even).
+#define PARALLEL_SCAN_LOG_FWD16(NAME, DT)                                                        \
+    extern "C" __global__ void __launch_bounds__(LOG_FWD16_MAX_THREADS, 1)                          \
+        parallel_scan_log_fwd_##NAME(const void* lc, const void* lv, void* h, i64 T, i64 D) {    \
+        log_fwd16<DT, 1>(lc, lv, h, T, D);                                                       \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(LOG_FWD16_PAIRS_MAX_THREADS, 1)                    \
+        parallel_scan_log_fwd_##NAME##_pairs(const void* lc, const void* lv, void* h, i64 T,     \
+                                             i64 D) {                                            \
+        log_fwd16<DT, 2>(lc, lv, h, T, D);                                                       \
+    }
+
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    parallel_scan_log_fwd_f32(const void* lc, const void* lv, void* h, i64 T, i64 D) {
+    log_fwd<DT_F32>(lc, lv, h, T, D);
+}
+PARALLEL_SCAN_LOG_BWD(f32, DT_F32)
+PARALLEL_SCAN_LOG_FWD16(f16, DT_F16)
+PARALLEL_SCAN_LOG_BWD(f16, DT_F16)
+PARALLEL_SCAN_LOG_FWD16(bf16, DT_BF16)
+PARALLEL_SCAN_LOG_BWD(bf16, DT_BF16)
