@@ -86,7 +86,11 @@
 //     forms a chunk's aggregate in closed form (one exponential per step,
 //     one logarithm per chunk); its forward takes fewer chunks where the
 //     lanes alone keep 8 MiB of inputs in flight, since each chunk costs
-//     every thread a logaddexp in the fold (logFwdChunks).
+//     every thread a logaddexp in the fold (logFwdChunks). Its 16-bit
+//     forwards also re-scan a chunk in closed form (two exponentials a
+//     step, no chain of them; the recurrence where the form is not
+//     trusted), load the next segment's steps ahead, and take two channels
+//     a thread where the lanes nearly fill the device (logPairs).
 //   - matrix_scan (k=2, v=1): a lane is a batch row and a tile of W
 //     contiguous blocks n, one thread per block with 8 steps of A and b
 //     (dh backward) in registers, held as loaded in 16-bit (where the

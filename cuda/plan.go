@@ -65,7 +65,7 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		// chunkCount, 2*C*32*P floats of shared memory (elementwise.cuh).
 		// P = 2 (the _pairs kernels) where elementwisePairs says so.
 		ch := 1
-		if elementwisePairs(op, dir, N, dt) {
+		if elementwisePairs(op, dir, N, dt) && (op == scans.OpLinearScan || logPairs(B, T, N, occ)) {
 			p.pairs, ch = true, 2
 		}
 		lanes := B * ((N + tile*ch - 1) / (tile * ch))
@@ -377,12 +377,35 @@ func affineShared(k, v, w, c int, bwd bool) int {
 func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occupancy) int {
 	c := chunkCount(T, minChunk, lanes, tile, occ, nil)
 	if op == scans.OpParallelScanLog && !bwd {
-		c = logFwdChunks(c, lanes, esize*ch)
 		if esize == 2 {
+			// The 16-bit forwards hold two segments of ch channels: the
+			// current one and the next, loaded ahead.
+			c = logFwdChunks(c, lanes, esize*ch*2)
 			c = min(c, logFwd16MaxThreads(ch)/tile)
+		} else {
+			c = logFwdChunks(c, lanes, esize)
 		}
 	}
 	return c
+}
+
+// logPairsMaxChunks is the most chunks the one-channel 16-bit
+// parallel_scan_log forward may take where its two-channel kernel runs
+// instead (logPairs).
+const logPairsMaxChunks = 4
+
+// logPairs reports whether the 16-bit parallel_scan_log forward at b x n
+// channels over T steps runs with two channels a thread (elementwisePairs
+// allows it): where the one-channel kernel would take at most
+// logPairsMaxChunks chunks, that is where the lanes themselves nearly
+// fill the device. Measured on an H200: at the large shape two channels
+// with 2 chunks ran f16 304 and bf16 295 us against 326 and 322 us with
+// one (4 chunks, its best); at long-T, where the few lanes need many
+// chunks and the two-channel blocks (255 registers a thread) hold at most
+// 8, 31 against 20 us.
+func logPairs(b, T, n int, occ occupancy) bool {
+	lanes := b * ((n + tile - 1) / tile)
+	return elementwiseChunksOf(scans.OpParallelScanLog, false, T, lanes, 2, 1, occ) <= logPairsMaxChunks
 }
 
 // elementwiseChunksOf is the rule planFor applies: elementwiseChunks, or
@@ -390,9 +413,10 @@ func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occup
 var elementwiseChunksOf = elementwiseChunks
 
 // logFwdChunks lowers the chunk count c of the parallel_scan_log forward
-// over lanes lanes of elements of esize bytes while half as many chunks
-// still keep logFwdInFlight bytes of inputs loaded ahead (every thread
-// holds segLogFwd steps of two inputs). Its chunks meet in a fold that
+// over lanes lanes of threads that hold esize bytes a step and input
+// while half as many chunks still keep logFwdInFlight bytes of inputs
+// loaded ahead (every thread holds segLogFwd steps of two inputs). Its
+// chunks meet in a fold that
 // costs each thread an exponential and a logarithm per chunk and segment,
 // so where the lanes fill the device, fewer chunks are cheaper. Measured
 // on an H200 at the large shape (cuda/sweep_test.go, three rounds each):

@@ -361,23 +361,27 @@ func TestChunkCount(t *testing.T) {
 			t.Errorf("matrix_scan %v %v, %v: blocks of %dx%d, want %d threads", c.dir, c.dt, long, p.bx, p.by, c.want)
 		}
 	}
-	// parallel_scan_log's forward at the large shape: 2 chunks in f32, 4
-	// in f16 and bf16 (8 MiB of inputs in flight); lab and long-T and the
-	// backward as chunkCount gives.
+	// parallel_scan_log's forward at the large shape: 2 chunks in f32 (8
+	// MiB of inputs in flight), 2 in f16 and bf16 with two channels a
+	// thread and the next segment loaded ahead; at long-T one channel a
+	// thread and the 16 chunks its blocks hold; lab and the backward as
+	// chunkCount gives.
 	for _, c := range []struct {
-		d   scans.Dims
-		dir scans.Direction
-		dt  scans.DType
-		c   int
+		d     scans.Dims
+		dir   scans.Direction
+		dt    scans.DType
+		c     int
+		pairs bool
 	}{
-		{scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}, scans.Forward, scans.F32, 2},
-		{scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}, scans.Forward, scans.BF16, 4},
-		{scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}, scans.Backward, scans.F32, 8},
-		{scans.Dims{B: 16, T: 1024, N: 64, K: 1, V: 1}, scans.Forward, scans.F32, 32},
-		{scans.Dims{B: 128, T: 64, N: 64, K: 1, V: 1}, scans.Forward, scans.F16, 4},
+		{scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}, scans.Forward, scans.F32, 2, false},
+		{scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}, scans.Forward, scans.BF16, 2, true},
+		{scans.Dims{B: 16, T: 1024, N: 64, K: 1, V: 1}, scans.Forward, scans.F16, 16, false},
+		{scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}, scans.Backward, scans.F32, 8, false},
+		{scans.Dims{B: 16, T: 1024, N: 64, K: 1, V: 1}, scans.Forward, scans.F32, 32, false},
+		{scans.Dims{B: 128, T: 64, N: 64, K: 1, V: 1}, scans.Forward, scans.F16, 4, true},
 	} {
-		if p := planFor(scans.OpParallelScanLog, c.dir, c.d, c.dt, false, h200); p.by != c.c {
-			t.Errorf("parallel_scan_log %v %v %v: %d chunks, want %d", c.dir, c.dt, c.d, p.by, c.c)
+		if p := planFor(scans.OpParallelScanLog, c.dir, c.d, c.dt, false, h200); p.by != c.c || p.pairs != c.pairs {
+			t.Errorf("parallel_scan_log %v %v %v: %d chunks, pairs %v; want %d, %v", c.dir, c.dt, c.d, p.by, p.pairs, c.c, c.pairs)
 		}
 	}
 	// matrix_scan at the benchmark shapes: tiles of at least 4 blocks and

@@ -5,13 +5,12 @@
 // threadIdx.x picks the P channels inside the tile (so a warp's loads of
 // one step are TILE P consecutive elements), threadIdx.y the chunk. The
 // host picks C (a power of two, at most 32) from T and the number of
-// lanes. P is 1, or 2 in linear_scan's 16-bit forward where D is even
-// (the kernels with the suffix _pairs): a thread then loads the two
-// channels of a step as one 32-bit word, so that its loads move 1.5 times
-// the bytes of a one-channel 16-bit thread's with as many registers, and a
-// warp's cover whole 128-byte lines. (parallel_scan_log's forward did not
-// gain from it on an H200: its step is a dozen instructions, and the
-// threads' count halves.)
+// lanes. P is 1, or 2 in the 16-bit forwards where D is even (the
+// kernels with the suffix _pairs; parallel_scan_log's where the host's
+// logPairs says so): a thread then loads the two channels of a step as
+// one 32-bit word, so that its loads move 1.5 times the bytes of a
+// one-channel 16-bit thread's with as many registers, and a warp's cover
+// whole 128-byte lines.
 //
 // T is walked in segments of C*S steps (S = SEG_FWD, SEG_LOG_FWD or
 // SEG_BWD; the backwards walk the segments from the last); chunk c of a
