@@ -139,6 +139,15 @@
 // finite, is walked sequentially instead: NaN and Inf propagate as in the
 // eager reference (every chunked kernel follows this rule).
 //
+// The parallel_scan_log forward forms a chunk's aggregate and re-scans
+// its steps in closed form rather than one logaddexp after another (two
+// exponentials a step, chained only by sums; the recurrence, from memory,
+// where the form is not as good: large exponents, a state far below its
+// inputs, an output past the float range), stores each output as it is
+// formed, and in 16 bits loads the next segment's steps while it folds,
+// re-scans and stores the current one (shaders/parallel_scan_log_fwd.comp;
+// on an H200 at the large shape f16 455 to 254 µs, bf16 484 to 268 µs).
+//
 // matrix_scan: the elementwise layout with a 2x2 block for a channel: a
 // workgroup owns a batch entry and a tile of contiguous blocks (so
 // neighbouring invocations read neighbouring blocks), each invocation holds
