@@ -130,12 +130,14 @@ const uint L = STEPS;
             r = (arr[ldv_i_ >> 1] >> ((ldv_i_ & 1u) << 4)) & 0xffffu;   \
         }                                                               \
     }
-#define STV(arr, i, v, two)                                             \
+// STV_WITH stores v at element i with the narrowing NARROW_TWO for a whole
+// word; STV with NARROW2, STV_NUM (for a v with no NaN) with NARROW2_NUM.
+#define STV_WITH(arr, i, v, two, NARROW_TWO)                            \
     {                                                                   \
         uint stv_i_ = (i);                                              \
         VAL stv_v_ = (v);                                               \
         if (ALIGNED || (two && (stv_i_ & 1u) == 0u)) {                  \
-            arr[stv_i_ >> 1] = NARROW2(stv_v_);                         \
+            arr[stv_i_ >> 1] = NARROW_TWO(stv_v_);                      \
         } else {                                                        \
             ST(arr, stv_i_, stv_v_.x);                                  \
             if (two) {                                                  \
@@ -143,20 +145,8 @@ const uint L = STEPS;
             }                                                           \
         }                                                               \
     }
-// STV_NUM is STV for a v with no NaN (NARROW2_NUM for a whole word).
-#define STV_NUM(arr, i, v, two)                                         \
-    {                                                                   \
-        uint stv_i_ = (i);                                              \
-        VAL stv_v_ = (v);                                               \
-        if (ALIGNED || (two && (stv_i_ & 1u) == 0u)) {                  \
-            arr[stv_i_ >> 1] = NARROW2_NUM(stv_v_);                     \
-        } else {                                                        \
-            ST(arr, stv_i_, stv_v_.x);                                  \
-            if (two) {                                                  \
-                ST(arr, stv_i_ + 1u, stv_v_.y);                         \
-            }                                                           \
-        }                                                               \
-    }
+#define STV(arr, i, v, two) STV_WITH(arr, i, v, two, NARROW2)
+#define STV_NUM(arr, i, v, two) STV_WITH(arr, i, v, two, NARROW2_NUM)
 #endif
 
 // Unit chunk aggregates (a kernel with larger aggregates defines

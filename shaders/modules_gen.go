@@ -70,7 +70,7 @@ var sourceDigests = map[string]string{
 	"affine_bwd.glsl":                  "d652f0ca083282e056386fdd7d28f62f8dbf700c7a65570b80dbadcf650fd72e",
 	"affine_fwd.glsl":                  "adda1f0c839a24a77e878606acc881a0b61b3ef7ba76da0f00f4f1659e06de44",
 	"affine_rows.glsl":                 "b73dccc585d2df6485bc8ec0babd57f3fc267f44db372387d0a65b0cb5944e0b",
-	"chunks.glsl":                      "46d95a803905aa84a5dd66cd7d4cb1ea1e0d710e88331de77fcaeda350e9b676",
+	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",
 	"common.glsl":                      "96a9a860702df38dcbcfe452882e7d03870e91ff55bdb7bcda0dfeb60897483b",
 	"copy.comp":                        "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
 	"empty.comp":                       "5b02b55551db6fd9f9061d4d3410eae8857acc399bcff2dff91a5ec1e071e810",
