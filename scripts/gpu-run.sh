@@ -18,7 +18,8 @@
 # cuda/sweep_test.go); profile (Nsight Compute on single kernels,
 # NCU_PROFILES); ab (the binaries' scanbench and the one built from BASE by
 # build-gpu-bins.sh, alternating, AB_ROUNDS times each, with AB_ARGS:
-# changes timed against each other in one call). VK_SHORT=1 trims the Vulkan matrix of the
+# changes timed against each other in one call; go run ./experiments/abcompare
+# on its results prints the comparison). VK_SHORT=1 trims the Vulkan matrix of the
 # conformance mode; STEP_TIMEOUT (seconds) limits each step.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
