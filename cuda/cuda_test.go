@@ -56,6 +56,14 @@ func TestLogRange(t *testing.T) {
 	bench.TestLogRange(t, gpu(t))
 }
 
+// TestLogPairs runs checkLogPairs on the GPU, planning as if the device
+// were small enough for the two-channel 16-bit parallel_scan_log forward.
+func TestLogPairs(t *testing.T) {
+	b := gpu(t)
+	b.occ = logPairsOcc
+	checkLogPairs(t, b)
+}
+
 // TestHalfValues: every f16 and bf16 bit pattern widens and narrows
 // exactly (bench.TestHalfValues).
 func TestHalfValues(t *testing.T) {

@@ -405,3 +405,49 @@ func TestGivensUnchunkedEmulated(t *testing.T) {
 		}
 	}
 }
+
+// logPairsOcc is a device small enough that the 16-bit parallel_scan_log
+// forward takes its two-channel kernel (logPairs) on the few lanes of
+// checkLogPairs' shapes, with 4 chunks.
+var logPairsOcc = occupancy{threads: 384, blocks: 132 * 32, sms: 132}
+
+// checkLogPairs runs the 16-bit parallel_scan_log forward through its
+// two-channel kernel, which the conformance shapes (few lanes, many chunks
+// on a real device) do not reach: b must plan with logPairsOcc. It checks
+// that the plans take that kernel, with and without chunks, then the
+// benchmark's inputs against eager (a partial tile of channels, T across
+// the chunk boundaries) and bench.TestLogRange's (its chunks on both sides
+// of the closed form's bounds).
+func checkLogPairs(t *testing.T, b scans.Backend) {
+	t.Helper()
+	for _, c := range []struct {
+		d      scans.Dims
+		chunks int
+	}{{scans.Dims{B: 3, T: 300, N: 38, K: 1, V: 1}, 4}, {scans.Dims{B: 3, T: 300, N: 4, K: 1, V: 1}, 4},
+		{scans.Dims{B: 3, T: 40, N: 38, K: 1, V: 1}, 2}, {scans.Dims{B: 3, T: 17, N: 38, K: 1, V: 1}, 1}} {
+		if p := planFor(scans.OpParallelScanLog, scans.Forward, c.d, scans.F16, false, logPairsOcc); !p.pairs || p.by != c.chunks {
+			t.Fatalf("%v: pairs %v, %d chunks; want the two-channel kernel with %d", c.d, p.pairs, p.by, c.chunks)
+		}
+	}
+	ref := eager.New()
+	seed := bench.TestSeed()
+	t.Logf("seed %d", seed)
+	for _, T := range []int{1, 17, 40, 300} {
+		for _, dt := range []scans.DType{scans.F16, scans.BF16} {
+			d := scans.Dims{B: 3, T: T, N: 38, K: 1, V: 1}
+			c := bench.Case{Op: scans.OpParallelScanLog, Dir: scans.Forward, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
+			if r := bench.CheckCase(b, ref, c, seed); !r.Pass {
+				t.Errorf("%s", r.Summary())
+			}
+		}
+	}
+	bench.TestLogRange(t, b)
+}
+
+// TestLogPairsEmulated runs checkLogPairs on the kernels in the host
+// emulator.
+func TestLogPairsEmulated(t *testing.T) {
+	e := emulated(t, "TestLogPairs")
+	e.occ = logPairsOcc
+	checkLogPairs(t, e)
+}
