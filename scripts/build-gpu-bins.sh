@@ -21,15 +21,17 @@ tar czf .carry/bins.tgz -C .build vk.test cuda.test scanbench commit
 rm .build/vk.test .build/cuda.test .build/scanbench
 ls -la .carry/bins.tgz
 
-# BASE=<commit>: also scanbench as of that commit, for gpu-run.sh's ab mode
-# (.carry/base.tgz).
+# BASE=<commit>: also scanbench and the CUDA test binary as of that commit,
+# for gpu-run.sh's ab and cuda-sweep modes (.carry/base.tgz).
 if [ -n "${BASE:-}" ]; then
   wt=$(mktemp -d)
   git worktree add -q --detach "$wt" "$BASE"
   b=$(git -C "$wt" rev-parse HEAD)
-  (cd "$wt" && go build -ldflags="-s -w -X github.com/mingru/scans/bench.buildCommit=$b" -tags cuda -o "$OLDPWD/.build/base-scanbench" ./cmd/scanbench)
+  bflags="-s -w -X github.com/mingru/scans/bench.buildCommit=$b"
+  (cd "$wt" && go build -ldflags="$bflags" -tags cuda -o "$OLDPWD/.build/base-scanbench" ./cmd/scanbench &&
+    go test -c -ldflags="$bflags" -tags cuda -o "$OLDPWD/.build/base-cuda.test" ./cuda)
   git worktree remove --force "$wt"
-  tar czf .carry/base.tgz -C .build base-scanbench
-  rm .build/base-scanbench
+  tar czf .carry/base.tgz -C .build base-scanbench base-cuda.test
+  rm .build/base-scanbench .build/base-cuda.test
   ls -la .carry/base.tgz
 fi

@@ -15,7 +15,8 @@
 # every layout, vk/sweep_test.go) and cuda-sweep (givens_scan under every
 # chunk count; CUDA_SWEEP_RUN=TestMatrixScanLayoutSweep,
 # TestElementwiseChunkSweep or TestGivensTileSweep for the others in
-# cuda/sweep_test.go); profile (Nsight Compute on single kernels,
+# cuda/sweep_test.go; the base's test binary too, where there is one);
+# profile (Nsight Compute on single kernels,
 # NCU_PROFILES); ab (the binaries' scanbench and the one built from BASE by
 # build-gpu-bins.sh, alternating, AB_ROUNDS times each, with AB_ARGS:
 # changes timed against each other in one call; go run ./experiments/abcompare
@@ -140,8 +141,14 @@ for m in $modes; do
   cuda-sweep)
     # CUDA_SWEEP_RUN picks the experiments (default: the Givens one).
     echo "== CUDA layout sweep"
-    MINGRU_CUDA_SWEEP="$RES/cuda-sweep.tsv" MINGRU_CUDA_SWEEP_MS="$RES/cuda-sweep-matrix-scan.tsv" MINGRU_CUDA_SWEEP_EW="$RES/cuda-sweep-elementwise.tsv" MINGRU_CUDA_SWEEP_GT="$RES/cuda-sweep-givens-tile.tsv" to .build/cuda.test -test.run "${CUDA_SWEEP_RUN:-TestGivensChunkSweep}" -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/cuda-sweep.log" 2>&1 || rc=1
-    tail -3 "$RES/cuda-sweep.log"
+    # With a base build (build-gpu-bins.sh BASE=...) the base's test binary
+    # sweeps too, into base-cuda-sweep*.
+    for bin in cuda.test base-cuda.test; do
+      [ -f .build/$bin ] || continue
+      p=; [ $bin = base-cuda.test ] && p=base-
+      MINGRU_CUDA_SWEEP="$RES/${p}cuda-sweep.tsv" MINGRU_CUDA_SWEEP_MS="$RES/${p}cuda-sweep-matrix-scan.tsv" MINGRU_CUDA_SWEEP_EW="$RES/${p}cuda-sweep-elementwise.tsv" MINGRU_CUDA_SWEEP_GT="$RES/${p}cuda-sweep-givens-tile.tsv" to .build/$bin -test.run "${CUDA_SWEEP_RUN:-TestGivensChunkSweep}" -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/${p}cuda-sweep.log" 2>&1 || rc=1
+      tail -3 "$RES/${p}cuda-sweep.log"
+    done
     ;;
   profile)
     # Nsight Compute reports of single kernels: NCU_PROFILES is a list of
