@@ -285,18 +285,22 @@ __device__ __forceinline__ void rescan_fast(const float (&sv)[P][S], const float
 template <int DT, int P, int S>
 __device__ __forceinline__ void ld_raw(const void* __restrict__ p, i64 o, i64 D, int n, unsigned short id,
                                        unsigned int (&v)[S]) {
-    if (P == 1) {
-        const unsigned short* q = (const unsigned short*)p + o;
+    // One 64-bit add a step: the address r D of each load, formed apart,
+    // took some ten instructions a load.
+    const char* q = (const char*)p + o * 2;
+    const i64 step = D * 2;
+    const unsigned int idw = P == 1 ? id : id | ((unsigned int)id << 16);
+    if (n == S) {
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            v[r] = n == S || r < n ? __ldg(q + (i64)r * D) : id;
+            v[r] = P == 1 ? __ldg((const unsigned short*)q) : __ldg((const unsigned int*)q);
+            q += step;
         }
     } else {
-        const unsigned int* q = (const unsigned int*)p + o / 2;
-        const i64 stride = D / 2;
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            v[r] = n == S || r < n ? __ldg(q + (i64)r * stride) : id | ((unsigned int)id << 16);
+            v[r] = r < n ? (P == 1 ? __ldg((const unsigned short*)q) : __ldg((const unsigned int*)q)) : idw;
+            q += step;
         }
     }
 }
