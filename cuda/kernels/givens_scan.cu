@@ -300,20 +300,38 @@ struct GvRaw<DT_F32> {
     typedef float type;
 };
 
-// gv_ld loads element i of p as it is stored.
+// gv_adv is p + n bytes, formed where it is written: the compiler, which
+// sees through a plain sum, would turn a ring's chain of them back into
+// base + d*stride (a multiply-add of 64 bits a load).
+template <typename P>
+__device__ __forceinline__ P* gv_adv(P* p, i64 n) {
+#ifdef __CUDA_ARCH__
+    P* q;
+    asm("add.s64 %0, %1, %2;" : "=l"(q) : "l"(p), "l"(n));
+    return q;
+#else
+    return (P*)((char*)p + n);
+#endif
+}
+
+// gv_ldp loads the element at p as it is stored; gv_ld element i of p.
 template <int DT>
-__device__ __forceinline__ typename GvRaw<DT>::type gv_ld(const void* __restrict__ p, i64 i) {
+__device__ __forceinline__ typename GvRaw<DT>::type gv_ldp(const char* __restrict__ p) {
     if constexpr (DT == DT_F32) {
-        return __ldg((const float*)p + i);
+        return __ldg((const float*)p);
     } else {
 #ifdef __CUDA_ARCH__
         unsigned int v;
-        asm("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"((const unsigned short*)p + i));
+        asm("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"(p));
         return v;
 #else
-        return __ldg((const unsigned short*)p + i);
+        return __ldg((const unsigned short*)p);
 #endif
     }
+}
+template <int DT>
+__device__ __forceinline__ typename GvRaw<DT>::type gv_ld(const void* __restrict__ p, i64 i) {
+    return gv_ldp<DT>((const char*)p + i * (DT == DT_F32 ? 4 : 2));
 }
 
 // gv_wide widens a loaded element to f32 (exactly).
@@ -326,23 +344,38 @@ __device__ __forceinline__ float gv_wide(unsigned int v) {
     return widen<DT>((unsigned short)v);
 }
 
-// gv_st stores v at element i of p, rounded to DT, where on. The rounding
+// gv_stp stores v at p, rounded to DT, where on (gv_st: at element i of
+// p). The rounding
 // (and a 16-bit NaN's patch) is done whether or not the thread stores, so
 // that only the store itself is predicated: a branch around the rounding
 // would cut the unrolled steps into blocks that the compiler schedules
 // one at a time.
+// (The stores name global memory: an address formed by gv_adv is generic
+// to the compiler.)
 template <int DT>
-__device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool on) {
+__device__ __forceinline__ void gv_stp(char* __restrict__ p, float v, bool on) {
     if constexpr (DT == DT_F32) {
         if (on) {
-            ((float*)p)[i] = v;
+#ifdef __CUDA_ARCH__
+            __stwb((float*)p, v);
+#else
+            *(float*)p = v;
+#endif
         }
     } else {
         const unsigned short r = narrow<DT>(v);
         if (on) {
-            ((unsigned short*)p)[i] = r;
+#ifdef __CUDA_ARCH__
+            __stwb((unsigned short*)p, r);
+#else
+            *(unsigned short*)p = r;
+#endif
         }
     }
+}
+template <int DT>
+__device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool on) {
+    gv_stp<DT>((char*)p + i * (DT == DT_F32 ? 4 : 2), v, on);
 }
 
 // gv_all_fast reports whether every angle of a ring takes the fast sincos.
@@ -357,32 +390,39 @@ __device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
 }
 
 // GvFwd is a forward thread's state: the lane, the ring of inputs (slot d
-// holds the steps t = d mod D), the indices of the next step to load (eL,
-// aL: element j and angle j) and to store (eS), and the state y.
+// holds the steps t = d mod D), the addresses of the next step to load
+// (pth: the thread's angle; psg, px: its element) and to store (ph), and
+// the state y. The addresses step by a stride in bytes: indices turned
+// into addresses at each load took about a third of a step's
+// instructions.
 template <int DT, int K>
 struct GvFwd {
     static constexpr int D = GV_FWD_D(DT);
-    const void* __restrict__ theta;
-    const void* __restrict__ sigma;
-    const void* __restrict__ x;
-    void* __restrict__ h;
+    static constexpr int ES = DT == DT_F32 ? 4 : 2;
+    const char* __restrict__ pth;
+    const char* __restrict__ psg;
+    const char* __restrict__ px;
+    char* __restrict__ ph;
     GvLane<K> L;
-    bool hasth;
-    i64 es, as, eL, aL, eS;
+    i64 es, as;  // strides in bytes: a step of elements and of angles
     typedef typename GvRaw<DT>::type R;
     R rth[D], rsg[D], rx[D];
     float y;
 
     __device__ __forceinline__ GvFwd(const void* th_, const void* sg_, const void* x_, const void* h0, void* h_,
                                      i64 T, i64 N)
-        : theta(th_), sigma(sg_), x(x_), h(h_), L(N) {
-        hasth = L.j < K - 1;
-        // Element j of the lane's block at step t: e0 + t*es; angle j: a0 + t*as.
+        : L(N) {
+        // Element j of the lane's block at step t: e0 + t*N*K; angle j: a0 +
+        // t*N*(K-1). Channel K-1 has no angle: it loads angle K-2 of its
+        // lane, which it does not use (only channels 0..K-2 own angles).
         const i64 blk0 = L.b * T * N + L.n;
-        es = N * K;
-        as = N * (K - 1);
-        eL = eS = blk0 * K + L.j;
-        aL = blk0 * (K - 1) + L.j;
+        es = N * K * ES;
+        as = N * (K - 1) * ES;
+        const i64 e0 = blk0 * K + L.j, a0 = blk0 * (K - 1) + (L.j < K - 1 ? L.j : K - 2);
+        psg = (const char*)sg_ + e0 * ES;
+        px = (const char*)x_ + e0 * ES;
+        ph = (char*)h_ + e0 * ES;
+        pth = (const char*)th_ + a0 * ES;
         y = h0 != nullptr ? ld<DT>(h0, L.lane * K + L.j) : 0.0f;
 #pragma unroll
         for (int d = 0; d < D; d++) {
@@ -393,11 +433,12 @@ struct GvFwd {
     }
 
     __device__ __forceinline__ void load(int d) {
-        rth[d] = hasth ? gv_ld<DT>(theta, aL) : R(0);
-        rsg[d] = gv_ld<DT>(sigma, eL);
-        rx[d] = gv_ld<DT>(x, eL);
-        eL += es;
-        aL += as;
+        rth[d] = gv_ldp<DT>(pth);
+        rsg[d] = gv_ldp<DT>(psg);
+        rx[d] = gv_ldp<DT>(px);
+        psg = gv_adv(psg, es);
+        px = gv_adv(px, es);
+        pth = gv_adv(pth, as);
     }
 
     // steps runs the D steps of the ring (the first left of them when
@@ -417,8 +458,8 @@ struct GvFwd {
                 const GvAngles g = gv_angles<K, FAST>(L, th);
                 y = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y));
                 y = sg * y + xv;
-                gv_st<DT>(h, eS, y, L.on);
-                eS += es;
+                gv_stp<DT>(ph, y, L.on);
+                ph = gv_adv(ph, es);
             }
         }
     }
