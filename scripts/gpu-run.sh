@@ -74,11 +74,13 @@ vkargs=; [ "${VK_SHORT:-0}" = 1 ] && vkargs=-test.short
 cudaargs=; [ -n "${CUDA_RUN:-}" ] && cudaargs="-test.run $CUDA_RUN"
 
 rc=0
-# tests NAME CMD...: runs a test binary into $RES/NAME.log and prints its
-# conformance summary and verdicts.
+# tests NAME BIN ARGS...: runs the test binary BIN (.build/PKG.test) in
+# PKG's directory, as go test does (some tests read the package's files),
+# into $RES/NAME.log and prints its conformance summary and verdicts.
 tests() {
-  local name=$1; shift
-  to "$@" >"$RES/$name.log" 2>&1 || rc=1
+  local name=$1 bin=$PWD/$2; shift 2
+  local pkg; pkg=$(basename "$bin" .test)
+  (cd "$pkg" && to "$bin" "$@") >"$RES/$name.log" 2>&1 || rc=1
   grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/$name.log" | tail -20
 }
 for m in $modes; do
