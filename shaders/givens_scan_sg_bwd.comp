@@ -207,8 +207,11 @@ void walk(Thr r, uint t0, uint t1) {
 }
 
 // walk_agg applies the steps [t0, t1), from the last, to the k + 1
-// columns of pass 1, in rounds of AGG steps (givens_sg.glsl), each step's
-// loads issued AGG steps ahead.
+// columns of pass 1. A step there is already k + 1 independent columns of
+// work, so two slots of the ring suffice (the next step's loads in flight
+// during a step), and the loop holds two steps, not D: the D-step ring
+// unrolled over k + 1 columns made the chunked pipelines take seconds each
+// to build on some drivers (up to 20 s for k = 16). The host keeps D >= 2.
 void walk_agg(Thr r, uint t0, uint t1) {
     if (t0 >= t1) {
         return;
@@ -217,22 +220,21 @@ void walk_agg(Thr r, uint t0, uint t1) {
     eL = elem_index(r, tL);
     aL = angle_index(r, tL);
     uint e = eL, a = aL;
-    uint n = t1 - t0;
-    [[unroll]] for (uint d = 0u; d < AGG; d++) {
-        if (d < n) {
-            load(r, true, d);
+    load(r, true, 0u);
+    [[dont_unroll]] for (uint left = t1 - t0; left > 0u; left -= min(left, 2u)) {
+        if (left > 1u) {
+            load(r, true, 1u);
         }
-    }
-    [[dont_unroll]] for (uint s = 0u; s < n; s += AGG) {
-        [[unroll]] for (uint d = 0u; d < AGG; d++) {
-            if (s + d < n) {
-                step(r, true, d, e, a);
-                if (s + d + AGG < n) {
-                    load(r, true, d);
-                }
-                e -= pc.N * K;
-                a -= pc.N * (K - 1u);
+        step(r, true, 0u, e, a);
+        e -= pc.N * K;
+        a -= pc.N * (K - 1u);
+        if (left > 1u) {
+            if (left > 2u) {
+                load(r, true, 0u);
             }
+            step(r, true, 1u, e, a);
+            e -= pc.N * K;
+            a -= pc.N * (K - 1u);
         }
     }
 }

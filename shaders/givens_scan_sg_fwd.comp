@@ -103,9 +103,12 @@ void walk(Thr r, uint t0, uint t1) {
     }
 }
 
-// walk_agg applies the steps [t0, t1) to the k + 1 columns of pass 1, in
-// rounds of AGG steps (givens_sg.glsl), each step's loads issued AGG steps
-// ahead.
+// walk_agg applies the steps [t0, t1) to the k + 1 columns of pass 1.
+// A step there is already k + 1 independent columns of work, so two slots
+// of the ring suffice (the next step's loads in flight during a step), and
+// the loop holds two steps, not D: the D-step ring unrolled over k + 1
+// columns made the chunked pipelines take seconds each to build on some
+// drivers (up to 20 s for k = 16). The host keeps D >= 2.
 void walk_agg(Thr r, uint t0, uint t1) {
     if (t0 >= t1) {
         return;
@@ -113,21 +116,21 @@ void walk_agg(Thr r, uint t0, uint t1) {
     eL = elem_index(r, t0);
     aL = angle_index(r, t0);
     uint e = eL, a = aL;
-    [[unroll]] for (uint d = 0u; d < AGG; d++) {
-        if (t0 + d < t1) {
-            load(r, d);
+    load(r, 0u);
+    [[dont_unroll]] for (uint t = t0; t < t1; t += 2u) {
+        if (t + 1u < t1) {
+            load(r, 1u);
         }
-    }
-    [[dont_unroll]] for (uint t = t0; t < t1; t += AGG) {
-        [[unroll]] for (uint d = 0u; d < AGG; d++) {
-            if (t + d < t1) {
-                step(r, true, d, e, a);
-                if (t + d + AGG < t1) {
-                    load(r, d);
-                }
-                e += pc.N * K;
-                a += pc.N * (K - 1u);
+        step(r, true, 0u, e, a);
+        e += pc.N * K;
+        a += pc.N * (K - 1u);
+        if (t + 1u < t1) {
+            if (t + 2u < t1) {
+                load(r, 0u);
             }
+            step(r, true, 1u, e, a);
+            e += pc.N * K;
+            a += pc.N * (K - 1u);
         }
     }
 }

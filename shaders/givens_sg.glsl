@@ -23,11 +23,8 @@
 // the loads of step t + D are issued at step t, so D steps of loads are in
 // flight while the recurrence (a few FMAs and shuffles per step) runs.
 // Pass 1 of the chunked kernels (below) applies each step to k + 1
-// columns, in rounds of AGG = min(D, 4) steps unrolled (not D: the D-step
-// ring unrolled over k + 1 columns made the chunked pipelines take seconds
-// each to build on some drivers, up to 20 s for k = 16), each step's loads
-// issued a round ahead. (With rounds of two steps, one step's work did
-// not cover the loads of the next at the long-T shape on an H200.)
+// columns, work enough to cover the loads of one step ahead: it takes two
+// slots of the ring, and keeps the pipeline small enough to build quickly.
 //
 // T is cut into CHUNKS chunks of ceil(T/CHUNKS) steps when lanes are few. A
 // workgroup holds LPW = WG/(CHUNKS*F) consecutive lanes times CHUNKS
@@ -54,7 +51,6 @@
 layout(constant_id = 3) const uint CHUNKS = 1;
 // Steps of inputs in flight per invocation (the ring's depth).
 layout(constant_id = 9) const uint D = 16;
-const uint AGG = D < 4u ? D : 4u;  // the round of the chunked kernels' pass 1
 
 const uint F = K / 2u;                    // invocations per lane
 const uint GPW = WG / F;                  // (chunk, lane) groups per workgroup

@@ -78,10 +78,6 @@ func TestGivensPaths(t *testing.T) {
 		// on a device of 8-wide subgroups, and every row n = N-1).
 		{"unchunked", false, 1, 0, []row{{scans.F32, 8, 1000, true}, {scans.F32, 2, 300, false}, {scans.BF16, 16, 100, true}, {scans.F16, 4, 37, true},
 			{scans.F16, 8, 41, false}, {scans.BF16, 2, 50, true}}, true},
-		// Rings shallower than the chunked kernels' round of four steps
-		// (their pass 1 then takes rounds of the ring's depth).
-		{"depth2", false, 8, 2, []row{{scans.F32, 8, 300, true}, {scans.F16, 4, 150, false}}, true},
-		{"depth3", false, 4, 3, []row{{scans.BF16, 8, 250, false}, {scans.F32, 16, 200, true}}, true},
 		// A CPU device runs a shallower ring by default: the GPU's depth.
 		{"depth16", false, 0, givensSGDepth, []row{{scans.F32, 8, 1000, true}}, true},
 		{"depth16-unchunked", false, 1, givensSGDepth, []row{{scans.F32, 4, 200, false}}, true},

@@ -386,7 +386,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 		k.spec[specDepth] = givensSGDepthCPU
 	}
 	if c.b.cfg.givensDepth > 0 {
-		k.spec[specDepth] = uint32(max(c.b.cfg.givensDepth, 2)) // a ring of at least two steps
+		k.spec[specDepth] = uint32(max(c.b.cfg.givensDepth, 2)) // the kernels' pass 1 takes two slots
 	}
 	k.invPerBatch = int64(d.N) * int64(d.K/2) * int64(chunks)
 	// An invocation's pairs of sigma, x, h and their gradients start at
