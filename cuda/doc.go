@@ -75,6 +75,13 @@
 // flight that way, and the f32 Givens backward stages each next round
 // while it runs the current one.
 //
+// The elementwise kernels' whole chunks and the unchunked givens_scan
+// forward step a byte address by the stride of a step (one 64-bit add a
+// load or store): an address formed from the step's index took up to ten
+// instructions a load, a third of the 16-bit parallel_scan_log and
+// givens_scan forwards' instructions, and those kernels are bound by their
+// instructions at the large shape.
+//
 //   - linear_scan and parallel_scan_log: a lane is a batch row and a tile
 //     of 32 contiguous channels, so a warp's loads are coalesced; the block
 //     is 32 x C threads. T is walked in segments of C chunks of 16 (8 for
