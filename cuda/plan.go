@@ -401,8 +401,8 @@ const logPairsMaxChunks = 4
 // fill the device. Measured on an H200: at the large shape two channels
 // with 2 chunks ran f16 304 and bf16 295 us against 326 and 322 us with
 // one (4 chunks, its best); at long-T, where the few lanes need many
-// chunks and the two-channel blocks (255 registers a thread) hold at most
-// 8, 31 against 20 us.
+// chunks and the two-channel blocks (at most 256 threads, for their
+// registers) hold at most 8, 31 against 20 us.
 func logPairs(b, T, n int, occ occupancy) bool {
 	lanes := b * ((n + tile - 1) / tile)
 	return elementwiseChunksOf(scans.OpParallelScanLog, false, T, lanes, 2, 1, occ) <= logPairsMaxChunks

@@ -345,13 +345,11 @@ __device__ __forceinline__ float gv_wide(unsigned int v) {
 }
 
 // gv_stp stores v at p, rounded to DT, where on (gv_st: at element i of
-// p). The rounding
-// (and a 16-bit NaN's patch) is done whether or not the thread stores, so
-// that only the store itself is predicated: a branch around the rounding
-// would cut the unrolled steps into blocks that the compiler schedules
-// one at a time.
-// (The stores name global memory: an address formed by gv_adv is generic
-// to the compiler.)
+// p). The rounding (and a 16-bit NaN's patch) is done whether or not the
+// thread stores, so that only the store itself is predicated: a branch
+// around the rounding would cut the unrolled steps into blocks that the
+// compiler schedules one at a time. The stores name global memory: an
+// address formed by gv_adv is generic to the compiler.
 template <int DT>
 __device__ __forceinline__ void gv_stp(char* __restrict__ p, float v, bool on) {
     if constexpr (DT == DT_F32) {

@@ -290,16 +290,19 @@ __device__ __forceinline__ void ld_raw(const void* __restrict__ p, i64 o, i64 D,
     const char* q = (const char*)p + o * 2;
     const i64 step = D * 2;
     const unsigned int idw = P == 1 ? id : id | ((unsigned int)id << 16);
+    auto word = [&q]() -> unsigned int {
+        return P == 1 ? __ldg((const unsigned short*)q) : __ldg((const unsigned int*)q);
+    };
     if (n == S) {
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            v[r] = P == 1 ? __ldg((const unsigned short*)q) : __ldg((const unsigned int*)q);
+            v[r] = word();
             q += step;
         }
     } else {
 #pragma unroll
         for (int r = 0; r < S; r++) {
-            v[r] = r < n ? (P == 1 ? __ldg((const unsigned short*)q) : __ldg((const unsigned int*)q)) : idw;
+            v[r] = r < n ? word() : idw;
             q += step;
         }
     }
