@@ -14,8 +14,8 @@
 // The carry is u = A_{t+1}^T G_{t+1}, channels 2q and 2q+1 in invocation
 // q. Chunked, pass 1 walks a chunk [t0, t1) backwards from u = 0 (reading
 // theta, sigma and dh), which gives its aggregate map u(t1) -> u(t0) =
-// P u(t1) + S, and each invocation folds the aggregates of the chunks
-// after its own into its carry before the rescan.
+// P u(t1) + S, and the lane's chunk-0 invocations compose them from the
+// last chunk into each chunk's carry before the rescan.
 #include "common.glsl"
 #include "givens_sg.glsl"
 
@@ -263,48 +263,28 @@ void main() {
         fin = fin && finite(v0[K]) && finite(v1[K]);
         sh_F[g * F + r.q] = fin ? 1u : 0u;
         barrier();
+        if (r.live && r.j == 0u) {
+            compose_carries(r, true, 0.0, 0.0);
+        }
+        barrier();
     }
     if (!r.live) {
         return;
     }
     if (CHUNKS > 1u) {
-        bool ok = true;
-        for (uint k = 0u; k < CHUNKS; k++) {
-            for (uint f = 0u; f < F; f++) {
-                ok = ok && sh_F[group_slot(r, k) * F + f] != 0u;
-            }
-        }
-        if (!ok) {
-            // The sequential walk by the chunk-0 invocations (see the
-            // forward). All invocations of the lane read the same flags.
+        if (sh_ok[r.local] == 0u) {
+            // The sequential walk by the chunk-0 invocations, from a zero
+            // carry (see the forward). All invocations of the lane read
+            // the same flag.
             if (r.j != 0u) {
                 return;
             }
             r.t0 = 0u;
             r.t1 = pc.T;
         } else {
-            // Every invocation of the lane folds the whole carry (k
-            // channels) through the aggregates of the chunks after its own.
-            float u[K];
-            [[unroll]] for (uint i = 0u; i < K; i++) {
-                u[i] = 0.0;
-            }
-            for (uint k = CHUNKS - 1u; k > r.j; k--) {
-                uint g = group_slot(r, k);
-                float un[K];
-                [[unroll]] for (uint i = 0u; i < K; i++) {
-                    float acc = sh_S[g * SSTRIDE + i];
-                    [[unroll]] for (uint m = 0u; m < K; m++) {
-                        acc += sh_P[g * PSTRIDE + i * K + m] * u[m];
-                    }
-                    un[i] = acc;
-                }
-                [[unroll]] for (uint i = 0u; i < K; i++) {
-                    u[i] = un[i];
-                }
-            }
-            u0 = u[2u * r.q];
-            u1 = u[2u * r.q + 1u];
+            uint s = group_slot(r, r.j) * SSTRIDE + 2u * r.q;
+            u0 = sh_S[s];
+            u1 = sh_S[s + 1u];
         }
     }
     walk(r, r.t0, r.t1);

@@ -157,53 +157,36 @@ void main() {
         fin = fin && finite(v0[K]) && finite(v1[K]);
         sh_F[g * F + r.q] = fin ? 1u : 0u;
         barrier();
+        if (r.live && r.j == 0u) {
+            float c0 = 0.0, c1 = 0.0;
+            if (HAS_INIT) {
+                uint i = pc.off[3] + init_index(r) + 2u * r.q;
+                c0 = LD(h0_, i);
+                c1 = LD(h0_, i + 1u);
+            }
+            compose_carries(r, false, c0, c1);
+        }
+        barrier();
     }
     if (!r.live) {
         return;
     }
     if (CHUNKS > 1u) {
-        // Every invocation of the lane folds the whole state (k channels)
-        // through the aggregates of the chunks before its own.
-        float h[K];
-        bool ok = true;
-        [[unroll]] for (uint i = 0u; i < K; i++) {
-            h[i] = HAS_INIT ? LD(h0_, pc.off[3] + init_index(r) + i) : 0.0;
-            ok = ok && finite(h[i]);
-        }
-        for (uint k = 0u; k < CHUNKS; k++) {
-            for (uint f = 0u; f < F; f++) {
-                ok = ok && sh_F[group_slot(r, k) * F + f] != 0u;
-            }
-        }
-        if (!ok) {
+        if (sh_ok[r.local] == 0u) {
             // Composing aggregates is not IEEE-identical to the sequential
             // recurrence once a value is infinite or NaN (it can form
             // inf - inf or 0 * inf), and P h0 is not the recurrence's
             // arithmetic on an infinite h0: the chunk-0 invocations walk
-            // the whole sequence. Every invocation of the lane reads the
-            // same flags and h0, so all agree.
+            // the whole sequence, from h0 (chunk 0's carry).
             if (r.j != 0u) {
                 return;
             }
             r.t0 = 0u;
             r.t1 = pc.T;
         }
-        for (uint k = 0u; ok && k < r.j; k++) {
-            uint g = group_slot(r, k);
-            float hn[K];
-            [[unroll]] for (uint i = 0u; i < K; i++) {
-                float acc = sh_S[g * SSTRIDE + i];
-                [[unroll]] for (uint m = 0u; m < K; m++) {
-                    acc += sh_P[g * PSTRIDE + i * K + m] * h[m];
-                }
-                hn[i] = acc;
-            }
-            [[unroll]] for (uint i = 0u; i < K; i++) {
-                h[i] = hn[i];
-            }
-        }
-        y0 = h[2u * r.q];
-        y1 = h[2u * r.q + 1u];
+        uint s = group_slot(r, r.j) * SSTRIDE + 2u * r.q;
+        y0 = sh_S[s];
+        y1 = sh_S[s + 1u];
     } else {
         y0 = 0.0;
         y1 = 0.0;

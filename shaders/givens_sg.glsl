@@ -32,10 +32,11 @@
 // the subgroup. Pass 1 computes each chunk's aggregate map h -> P h + S
 // from a zero carry (invocation q builds rows 2q and 2q+1 of P, from the
 // identity, and of S: every step applied to k + 1 columns), the
-// aggregates meet in shared memory after one barrier, and each invocation
-// folds the aggregates of the chunks before it (after it, backward) into
-// its carry, then rescans its chunk, writing the outputs. With CHUNKS = 1
-// there is no shared memory and no barrier.
+// aggregates meet in shared memory after one barrier, the F invocations of
+// the lane's chunk 0 compose them in order into each chunk's carry (see
+// compose_carries), and after a second barrier each invocation rescans its
+// chunk from its carry, writing the outputs. With CHUNKS = 1 there is no
+// shared memory and no barrier.
 //
 // Invocations are numbered within the workgroup by subgroup (subgroup id
 // times subgroup size plus the invocation's index in it), so the F
@@ -64,6 +65,9 @@ const uint SSTRIDE = K + 4u;
 shared float sh_P[CHUNKED * GPW * PSTRIDE + 1u];
 shared float sh_S[CHUNKED * GPW * SSTRIDE + 1u];
 shared uint sh_F[CHUNKED * WG + 1u];
+// Per lane of the workgroup: whether its aggregates and first carry were
+// all finite (compose_carries).
+shared uint sh_ok[CHUNKED * LPW + 1u];
 
 struct Thr {
     bool live;
@@ -105,6 +109,55 @@ bool finite(float x) { return !isnan(x) && !isinf(x); }
 uint elem_index(Thr r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * K + 2u * r.q; }
 uint angle_index(Thr r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * (K - 1u); }
 uint init_index(Thr r) { return (r.b * pc.N + r.n) * K; }
+
+// compose_carries runs in the F invocations of a live lane's chunk-0
+// group, between pass 1's barrier and a second one. It walks the lane's
+// chunks in order (from the last when reverse, as the backward does),
+// replacing each chunk's S in shared memory by the carry entering the
+// chunk (the state before its first step; backward, the carry into its
+// last step), then applying the chunk's aggregate to that carry for the
+// next chunk: invocation q computes rows 2q and 2q+1 and gathers the rest
+// of the vector from the lane's other invocations by shuffles. So every
+// aggregate is applied once, on one chain of CHUNKS small matrix-vector
+// products, not again by every invocation after it (each of which would
+// read (k + 1) k words of shared memory per chunk). (y0, y1) is this
+// invocation's pair of the carry entering the first chunk walked. The lane
+// gets sh_ok: whether that carry and every aggregate were finite (all F
+// invocations read the same values, so they agree).
+void compose_carries(Thr r, bool reverse, float y0, float y1) {
+    uint first = gl_SubgroupInvocationID - r.q;
+    bool ok = true;
+    for (uint i = 0u; i < CHUNKS; i++) {
+        uint g = group_slot(r, reverse ? CHUNKS - 1u - i : i);
+        float c[K];
+        [[unroll]] for (uint p = 0u; p < F; p++) {
+            c[2u * p] = subgroupShuffle(y0, first + p);
+            c[2u * p + 1u] = subgroupShuffle(y1, first + p);
+        }
+        if (i == 0u) {
+            [[unroll]] for (uint m = 0u; m < K; m++) {
+                ok = ok && finite(c[m]);
+            }
+        }
+        [[unroll]] for (uint f = 0u; f < F; f++) {
+            ok = ok && sh_F[g * F + f] != 0u;
+        }
+        uint s = g * SSTRIDE + 2u * r.q;
+        uint p0 = g * PSTRIDE + 2u * r.q * K;
+        float a0 = sh_S[s], a1 = sh_S[s + 1u];
+        sh_S[s] = y0;
+        sh_S[s + 1u] = y1;
+        [[unroll]] for (uint m = 0u; m < K; m++) {
+            a0 += sh_P[p0 + m] * c[m];
+            a1 += sh_P[p0 + K + m] * c[m];
+        }
+        y0 = a0;
+        y1 = a1;
+    }
+    if (r.q == 0u) {
+        sh_ok[r.local] = ok ? 1u : 0u;
+    }
+}
 
 // The second-layer angle this invocation loads: its own, F + q, for
 // q < F - 1; the last invocation of a lane has none and loads that of

@@ -475,7 +475,7 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks,
 		if f*c > wg {
 			wg = f * c
 		}
-		return wg, givensSGShared(K, wg)
+		return wg, givensSGShared(K, wg, c)
 	}
 	chunks = 1
 	if inv <= givensSGFewInvocations {
@@ -499,12 +499,12 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks,
 	return wg, chunks, depth, true
 }
 
-// givensSGShared is the shared memory, in bytes, of a subgroup Givens
-// kernel for k = K in workgroups of wg invocations: the shaders' sh_P,
-// sh_S and sh_F (givens_sg.glsl).
-func givensSGShared(K, wg int) int {
+// givensSGShared is the shared memory, in bytes, of a chunked subgroup
+// Givens kernel for k = K in workgroups of wg invocations and the given
+// chunks: the shaders' sh_P, sh_S, sh_F and sh_ok (givens_sg.glsl).
+func givensSGShared(K, wg, chunks int) int {
 	gpw := wg / (K / 2)
-	return 4 * (gpw*(K*K+4) + 1 + gpw*(K+4) + 1 + wg + 1)
+	return 4 * (gpw*(K*K+4) + 1 + gpw*(K+4) + 1 + wg + 1 + gpw/chunks + 1)
 }
 
 func moduleName(op scans.Op, dir scans.Direction, dt scans.DType) string {

@@ -190,7 +190,7 @@ func TestLayoutSweep(t *testing.T) {
 				}
 				fits := func(chunks int) bool {
 					wg := max(rw, sh.dims.K/2*chunks) // as the backend raises it for the chunks knob
-					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg) <= d.maxSharedMemory()
+					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg, chunks) <= d.maxSharedMemory()
 				}
 				for _, depth := range []int{4, givensSGDepth} {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
