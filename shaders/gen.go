@@ -31,6 +31,15 @@ var moduleFlags = map[string][]string{
 	"givens_scan_sg_bwd.comp": {"--target-env=vulkan1.1"},
 }
 
+// chunkedModules names the second module built from a source with
+// CHUNKED_KERNEL defined: the subgroup Givens kernels come as an unchunked
+// module and a chunked one, so that the chunked passes' code is not even
+// dead code in the module that walks whole lanes.
+var chunkedModules = map[string]string{
+	"givens_scan_sg_fwd.comp": "givens_scan_sgc_fwd",
+	"givens_scan_sg_bwd.comp": "givens_scan_sgc_bwd",
+}
+
 var dtypes = []struct{ suffix, define string }{
 	{"f32", "DT_F32"}, {"f16", "DT_F16"}, {"bf16", "DT_BF16"},
 }
@@ -77,14 +86,27 @@ func main() {
 			compile(base, src, nil)
 			fmt.Fprintf(&b, "\t{Name: %q, Source: %q},\n", base, src)
 		}
-		for _, d := range variants {
-			name := base + "_" + d.suffix
-			compile(name, src, []string{d.define})
-			if extra := moduleFlags[src]; len(extra) > 0 {
-				fmt.Fprintf(&b, "\t{Name: %q, Source: %q, Defines: []string{%q}, Flags: %#v},\n", name, src, d.define, extra)
-				continue
+		bases := []struct {
+			name    string
+			defines []string
+		}{{base, nil}}
+		if c, ok := chunkedModules[src]; ok {
+			bases = append(bases, struct {
+				name    string
+				defines []string
+			}{c, []string{"CHUNKED_KERNEL"}})
+		}
+		for _, mb := range bases {
+			for _, d := range variants {
+				name := mb.name + "_" + d.suffix
+				defines := append([]string{d.define}, mb.defines...)
+				compile(name, src, defines)
+				if extra := moduleFlags[src]; len(extra) > 0 {
+					fmt.Fprintf(&b, "\t{Name: %q, Source: %q, Defines: %#v, Flags: %#v},\n", name, src, defines, extra)
+					continue
+				}
+				fmt.Fprintf(&b, "\t{Name: %q, Source: %q, Defines: %#v},\n", name, src, defines)
 			}
-			fmt.Fprintf(&b, "\t{Name: %q, Source: %q, Defines: []string{%q}},\n", name, src, d.define)
 		}
 	}
 	fmt.Fprintf(&b, "}\n\n")

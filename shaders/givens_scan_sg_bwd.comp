@@ -14,8 +14,8 @@
 // The carry is u = A_{t+1}^T G_{t+1}, channels 2q and 2q+1 in invocation
 // q. Chunked, pass 1 walks a chunk [t0, t1) backwards from u = 0 (reading
 // theta, sigma and dh), which gives its aggregate map u(t1) -> u(t0) =
-// P u(t1) + S, and the lane's chunk-0 invocations compose them from the
-// last chunk into each chunk's carry before the rescan.
+// P u(t1) + S; the scan over the chunks composes them from the last, and
+// each chunk's carry is the composition of the chunks after it.
 #include "common.glsl"
 #include "givens_sg.glsl"
 
@@ -38,10 +38,9 @@ RAW2 rs[D], rd[D], rh[D];
 uint tL, eL, aL;
 RAW2 hinit;
 
-// The carry (channels 2q, 2q+1), or rows 2q, 2q+1 of the k columns of P
-// and of S (pass 1, column K).
+// The carry: channels 2q, 2q+1 (pass 1's columns are givens_sg.glsl's v0
+// and v1).
 float u0, u1;
-float v0[K + 1u], v1[K + 1u];
 
 void load(Thr r, bool agg, uint d) {
     rt1[d] = LDR(theta_, pc.off[0] + aL + r.q);
@@ -89,9 +88,9 @@ bool paired_prev(Thr r) {
 }
 
 // One step: slot d of the ring, whose element and angle index are e and a.
-// agg: apply A_t^T to the columns of pass 1, else the full step with its
-// stores.
-void step(Thr r, bool agg, uint d, uint e, uint a) {
+// agg: apply A_t^T to the columns of pass 1 (only where on: see
+// walk_agg), else the full step with its stores.
+void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
     float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
@@ -99,17 +98,19 @@ void step(Thr r, bool agg, uint d, uint e, uint a) {
     float c1 = cos(th1), s1 = sin(th1);
     float c2 = cos(th2), s2 = sin(th2);
     float cp = 1.0, sp = 0.0, gdn;
+#ifdef CHUNKED_KERNEL
     if (agg) {
         neighbour_angle(r, c2, s2, cp, sp);  // once for the k + 1 columns
         [[unroll]] for (uint m = 0u; m <= K; m++) {
             float g0 = (m < K) ? v0[m] : v0[m] + dd.x;
             float g1 = (m < K) ? v1[m] : v1[m] + dd.y;
             vec2 k = layer2T(r, sg.x * g0, sg.y * g1, c2, s2, cp, sp, gdn);
-            v0[m] = c1 * k.x + s1 * k.y;
-            v1[m] = c1 * k.y - s1 * k.x;
+            v0[m] = on ? c1 * k.x + s1 * k.y : v0[m];
+            v1[m] = on ? c1 * k.y - s1 * k.x : v1[m];
         }
         return;
     }
+#endif
     vec2 hp = WIDE2(rh[d]);
     // Rebuild the rotations' outputs: z after the first layer, w after
     // the second.
@@ -185,7 +186,7 @@ void walk(Thr r, uint t0, uint t1) {
     }
     for (; left >= 2u * D; left -= D) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
-            step(r, false, d, e, a);
+            step(r, false, true, d, e, a);
             load(r, false, d);
             e -= pc.N * K;
             a -= pc.N * (K - 1u);
@@ -195,7 +196,7 @@ void walk(Thr r, uint t0, uint t1) {
     for (; left > 0u; left = (left > D) ? left - D : 0u) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
             if (d < left) {
-                step(r, false, d, e, a);
+                step(r, false, true, d, e, a);
                 if (d + D < left) {
                     load(r, false, d);
                 }
@@ -206,87 +207,86 @@ void walk(Thr r, uint t0, uint t1) {
     }
 }
 
+#ifdef CHUNKED_KERNEL
 // walk_agg applies the steps [t0, t1), from the last, to the k + 1
-// columns of pass 1. A step there is already k + 1 independent columns of
-// work, so two slots of the ring suffice (the next step's loads in flight
-// during a step), and the loop holds two steps, not D: the D-step ring
-// unrolled over k + 1 columns made the chunked pipelines take seconds each
-// to build on some drivers (up to 20 s for k = 16). The host keeps D >= 2.
+// columns of pass 1: two slots of the ring and two steps a loop, every
+// invocation the same number of steps, a chunk's length (those past the
+// chunk's first step load nothing and change nothing), as the forward's
+// walk_agg says why.
 void walk_agg(Thr r, uint t0, uint t1) {
-    if (t0 >= t1) {
-        return;
-    }
+    uint len = (pc.T + CHUNKS - 1u) / CHUNKS;
+    uint n = t1 - t0;
     tL = t1 - 1u;
     eL = elem_index(r, tL);
     aL = angle_index(r, tL);
     uint e = eL, a = aL;
-    load(r, true, 0u);
-    [[dont_unroll]] for (uint left = t1 - t0; left > 0u; left -= min(left, 2u)) {
-        if (left > 1u) {
+    [[unroll]] for (uint d = 0u; d < 2u; d++) {
+        rt1[d] = RAW(0);
+        rt2[d] = RAW(0);
+        rs[d] = RAW2(0);
+        rd[d] = RAW2(0);
+    }
+    if (n > 0u) {
+        load(r, true, 0u);
+    }
+    [[dont_unroll]] for (uint i = 0u; i < len; i += 2u) {
+        if (i + 1u < n) {
             load(r, true, 1u);
         }
-        step(r, true, 0u, e, a);
+        step(r, true, i < n, 0u, e, a);
         e -= pc.N * K;
         a -= pc.N * (K - 1u);
-        if (left > 1u) {
-            if (left > 2u) {
+        if (i + 1u < len) {
+            if (i + 2u < n) {
                 load(r, true, 0u);
             }
-            step(r, true, 1u, e, a);
+            step(r, true, i + 1u < n, 1u, e, a);
             e -= pc.N * K;
             a -= pc.N * (K - 1u);
         }
     }
 }
+#endif
 
 void main() {
     Thr r = thread_of_invocation();
     u0 = 0.0;
     u1 = 0.0;
-    if (CHUNKS > 1u) {
-        [[unroll]] for (uint m = 0u; m <= K; m++) {
-            v0[m] = (m == 2u * r.q) ? 1.0 : 0.0;
-            v1[m] = (m == 2u * r.q + 1u) ? 1.0 : 0.0;
-        }
-        if (r.live) {
-            walk_agg(r, r.t0, r.t1);
-        }
-        uint g = group_slot(r, r.j);
-        bool fin = true;
-        [[unroll]] for (uint m = 0u; m < K; m++) {
-            sh_P[g * PSTRIDE + 2u * r.q * K + m] = v0[m];
-            sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] = v1[m];
-            fin = fin && finite(v0[m]) && finite(v1[m]);
-        }
-        sh_S[g * SSTRIDE + 2u * r.q] = v0[K];
-        sh_S[g * SSTRIDE + 2u * r.q + 1u] = v1[K];
-        fin = fin && finite(v0[K]) && finite(v1[K]);
-        sh_F[g * F + r.q] = fin ? 1u : 0u;
-        barrier();
-        if (r.live && r.j == 0u) {
-            compose_carries(r, true, 0.0, 0.0);
-        }
-        barrier();
+#ifdef CHUNKED_KERNEL
+    aggregate_init(r);
+    walk_agg(r, r.t0, r.live ? r.t1 : r.t0);
+    bool fin = aggregate_finite();
+    publish(r);
+    barrier();
+    scan_chunks(r, true);
+    // The carry into chunk j's last step: zero for the last chunk, else
+    // the composed aggregate of chunks j+1.. applied to zero.
+    if (r.j + 1u < CHUNKS) {
+        uint g = group_slot(r, r.j + 1u);
+        u0 = sh_S[g * SSTRIDE + 2u * r.q];
+        u1 = sh_S[g * SSTRIDE + 2u * r.q + 1u];
     }
+    lane_finite(r, fin && finite(u0) && finite(u1));
+    barrier();
     if (!r.live) {
         return;
     }
-    if (CHUNKS > 1u) {
-        if (sh_ok[r.local] == 0u) {
-            // The sequential walk by the chunk-0 invocations, from a zero
-            // carry (see the forward). All invocations of the lane read
-            // the same flag.
-            if (r.j != 0u) {
-                return;
-            }
-            r.t0 = 0u;
-            r.t1 = pc.T;
-        } else {
-            uint s = group_slot(r, r.j) * SSTRIDE + 2u * r.q;
-            u0 = sh_S[s];
-            u1 = sh_S[s + 1u];
+    if (sh_ok[r.local] == 0u) {
+        // The sequential walk by the chunk-0 invocations, from a zero
+        // carry (see lane_finite).
+        if (r.j != 0u) {
+            return;
         }
+        r.t0 = 0u;
+        r.t1 = pc.T;
+        u0 = 0.0;
+        u1 = 0.0;
     }
+#else
+    if (!r.live) {
+        return;
+    }
+#endif
     walk(r, r.t0, r.t1);
     if (HAS_INIT && r.t0 == 0u) {
         ST2(dh0_, pc.off[8] + init_index(r) + 2u * r.q, u0, u1);

@@ -19,10 +19,9 @@ RAW2 rs[D], rx[D];
 // Element and angle index of the next step to load.
 uint eL, aL;
 
-// The state: channels 2q, 2q+1 (the rescan), or rows 2q, 2q+1 of the k
-// columns of P and of S (pass 1, column K).
+// The state: channels 2q, 2q+1 (pass 1's columns are givens_sg.glsl's v0
+// and v1).
 float y0, y1;
-float v0[K + 1u], v1[K + 1u];
 
 void load(Thr r, uint d) {
     rt1[d] = LDR(theta_, pc.off[0] + aL + r.q);
@@ -37,7 +36,10 @@ void load(Thr r, uint d) {
 
 // One step: slot d of the ring, whose element and angle index are e and a.
 // agg: apply it to the columns of pass 1, else to the state and store.
-void step(Thr r, bool agg, uint d, uint e, uint a) {
+// A step that is not on (past its chunk's end) computes as the others do,
+// so that the shuffles stay in control flow uniform over the subgroup,
+// and changes nothing.
+void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
     float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
@@ -45,23 +47,27 @@ void step(Thr r, bool agg, uint d, uint e, uint a) {
     float cp, sp;
     float c1 = cos(th1), s1 = sin(th1);
     float c2 = cos(th2), s2 = sin(th2);
+#ifdef CHUNKED_KERNEL
     if (agg) {
         neighbour_angle(r, c2, s2, cp, sp);  // once for the k + 1 columns
         [[unroll]] for (uint m = 0u; m <= K; m++) {
             float z0 = c1 * v0[m] - s1 * v1[m];
             float z1 = s1 * v0[m] + c1 * v1[m];
             vec2 w = layer2_with(r, z0, z1, c2, s2, cp, sp);
-            v0[m] = (m < K) ? sg.x * w.x : sg.x * w.x + xx.x;
-            v1[m] = (m < K) ? sg.y * w.y : sg.y * w.y + xx.y;
+            float n0 = (m < K) ? sg.x * w.x : sg.x * w.x + xx.x;
+            float n1 = (m < K) ? sg.y * w.y : sg.y * w.y + xx.y;
+            v0[m] = on ? n0 : v0[m];
+            v1[m] = on ? n1 : v1[m];
         }
-    } else {
-        float z0 = c1 * y0 - s1 * y1;
-        float z1 = s1 * y0 + c1 * y1;
-        vec2 w = layer2(r, z0, z1, c2, s2, cp, sp);
-        y0 = sg.x * w.x + xx.x;
-        y1 = sg.y * w.y + xx.y;
-        ST2(h_, pc.off[4] + e, y0, y1);
+        return;
     }
+#endif
+    float z0 = c1 * y0 - s1 * y1;
+    float z1 = s1 * y0 + c1 * y1;
+    vec2 w = layer2(r, z0, z1, c2, s2, cp, sp);
+    y0 = sg.x * w.x + xx.x;
+    y1 = sg.y * w.y + xx.y;
+    ST2(h_, pc.off[4] + e, y0, y1);
 }
 
 // walk applies the steps [t0, t1) to the state in order, storing h, D
@@ -81,7 +87,7 @@ void walk(Thr r, uint t0, uint t1) {
     uint t = t0;
     for (; t1 - t >= 2u * D; t += D) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
-            step(r, false, d, e, a);
+            step(r, false, true, d, e, a);
             load(r, d);
             e += pc.N * K;
             a += pc.N * (K - 1u);
@@ -92,7 +98,7 @@ void walk(Thr r, uint t0, uint t1) {
         uint left = t1 - t;
         [[unroll]] for (uint d = 0u; d < D; d++) {
             if (d < left) {
-                step(r, false, d, e, a);
+                step(r, false, true, d, e, a);
                 if (d + D < left) {
                     load(r, d);
                 }
@@ -103,98 +109,105 @@ void walk(Thr r, uint t0, uint t1) {
     }
 }
 
+#ifdef CHUNKED_KERNEL
 // walk_agg applies the steps [t0, t1) to the k + 1 columns of pass 1.
 // A step there is already k + 1 independent columns of work, so two slots
 // of the ring suffice (the next step's loads in flight during a step), and
 // the loop holds two steps, not D: the D-step ring unrolled over k + 1
 // columns made the chunked pipelines take seconds each to build on some
-// drivers (up to 20 s for k = 16). The host keeps D >= 2.
+// drivers (up to 20 s for k = 16). Every invocation runs the same number
+// of steps, a chunk's length (those past t1 load nothing and change
+// nothing): the step's shuffles then sit in a loop whose trip count the
+// driver's compiler sees is the same across the subgroup, where a loop to
+// each chunk's own end made every shuffle of pass 1 cost about 100 cycles
+// on an H200.
 void walk_agg(Thr r, uint t0, uint t1) {
-    if (t0 >= t1) {
-        return;
-    }
+    uint len = (pc.T + CHUNKS - 1u) / CHUNKS;
     eL = elem_index(r, t0);
     aL = angle_index(r, t0);
     uint e = eL, a = aL;
-    load(r, 0u);
-    [[dont_unroll]] for (uint t = t0; t < t1; t += 2u) {
+    [[unroll]] for (uint d = 0u; d < 2u; d++) {
+        rt1[d] = RAW(0);
+        rt2[d] = RAW(0);
+        rs[d] = RAW2(0);
+        rx[d] = RAW2(0);
+    }
+    if (t0 < t1) {
+        load(r, 0u);
+    }
+    [[dont_unroll]] for (uint i = 0u; i < len; i += 2u) {
+        uint t = t0 + i;
         if (t + 1u < t1) {
             load(r, 1u);
         }
-        step(r, true, 0u, e, a);
+        step(r, true, t < t1, 0u, e, a);
         e += pc.N * K;
         a += pc.N * (K - 1u);
-        if (t + 1u < t1) {
+        if (i + 1u < len) {
             if (t + 2u < t1) {
                 load(r, 0u);
             }
-            step(r, true, 1u, e, a);
+            step(r, true, t + 1u < t1, 1u, e, a);
             e += pc.N * K;
             a += pc.N * (K - 1u);
         }
     }
 }
+#endif
 
 void main() {
     Thr r = thread_of_invocation();
-    if (CHUNKS > 1u) {
-        [[unroll]] for (uint m = 0u; m <= K; m++) {
-            v0[m] = (m == 2u * r.q) ? 1.0 : 0.0;
-            v1[m] = (m == 2u * r.q + 1u) ? 1.0 : 0.0;
-        }
-        if (r.live) {
-            walk_agg(r, r.t0, r.t1);
-        }
-        uint g = group_slot(r, r.j);
-        bool fin = true;
-        [[unroll]] for (uint m = 0u; m < K; m++) {
-            sh_P[g * PSTRIDE + 2u * r.q * K + m] = v0[m];
-            sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] = v1[m];
-            fin = fin && finite(v0[m]) && finite(v1[m]);
-        }
-        sh_S[g * SSTRIDE + 2u * r.q] = v0[K];
-        sh_S[g * SSTRIDE + 2u * r.q + 1u] = v1[K];
-        fin = fin && finite(v0[K]) && finite(v1[K]);
-        sh_F[g * F + r.q] = fin ? 1u : 0u;
-        barrier();
-        if (r.live && r.j == 0u) {
-            float c0 = 0.0, c1 = 0.0;
-            if (HAS_INIT) {
-                uint i = pc.off[3] + init_index(r) + 2u * r.q;
-                c0 = LD(h0_, i);
-                c1 = LD(h0_, i + 1u);
-            }
-            compose_carries(r, false, c0, c1);
-        }
-        barrier();
+#ifdef CHUNKED_KERNEL
+    aggregate_init(r);
+    walk_agg(r, r.t0, r.live ? r.t1 : r.t0);
+    bool fin = aggregate_finite();
+    publish(r);
+    barrier();
+    scan_chunks(r, false);
+    // The carry into chunk j: h0 for chunk 0, else the composed aggregate
+    // of chunks 0..j-1 applied to h0.
+    float h[K];
+    [[unroll]] for (uint i = 0u; i < K; i++) {
+        h[i] = (HAS_INIT && r.live) ? LD(h0_, pc.off[3] + init_index(r) + i) : 0.0;
     }
+    if (r.j == 0u) {
+        y0 = h[2u * r.q];
+        y1 = h[2u * r.q + 1u];
+    } else {
+        uint g = group_slot(r, r.j - 1u);
+        y0 = sh_S[g * SSTRIDE + 2u * r.q];
+        y1 = sh_S[g * SSTRIDE + 2u * r.q + 1u];
+        if (HAS_INIT) {
+            [[unroll]] for (uint m = 0u; m < K; m++) {
+                y0 += sh_P[g * PSTRIDE + 2u * r.q * K + m] * h[m];
+                y1 += sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] * h[m];
+            }
+        }
+    }
+    lane_finite(r, fin && finite(y0) && finite(y1));
+    barrier();
     if (!r.live) {
         return;
     }
-    if (CHUNKS > 1u) {
-        if (sh_ok[r.local] == 0u) {
-            // Composing aggregates is not IEEE-identical to the sequential
-            // recurrence once a value is infinite or NaN (it can form
-            // inf - inf or 0 * inf), and P h0 is not the recurrence's
-            // arithmetic on an infinite h0: the chunk-0 invocations walk
-            // the whole sequence, from h0 (chunk 0's carry).
-            if (r.j != 0u) {
-                return;
-            }
-            r.t0 = 0u;
-            r.t1 = pc.T;
+    if (sh_ok[r.local] == 0u) {
+        // The sequential walk by the chunk-0 invocations, from h0.
+        if (r.j != 0u) {
+            return;
         }
-        uint s = group_slot(r, r.j) * SSTRIDE + 2u * r.q;
-        y0 = sh_S[s];
-        y1 = sh_S[s + 1u];
-    } else {
-        y0 = 0.0;
-        y1 = 0.0;
-        if (HAS_INIT) {
-            uint i = pc.off[3] + init_index(r) + 2u * r.q;
-            y0 = LD(h0_, i);
-            y1 = LD(h0_, i + 1u);
-        }
+        r.t0 = 0u;
+        r.t1 = pc.T;
     }
+#else
+    if (!r.live) {
+        return;
+    }
+    y0 = 0.0;
+    y1 = 0.0;
+    if (HAS_INIT) {
+        uint i = pc.off[3] + init_index(r) + 2u * r.q;
+        y0 = LD(h0_, i);
+        y1 = LD(h0_, i + 1u);
+    }
+#endif
     walk(r, r.t0, r.t1);
 }

@@ -32,11 +32,11 @@
 // the subgroup. Pass 1 computes each chunk's aggregate map h -> P h + S
 // from a zero carry (invocation q builds rows 2q and 2q+1 of P, from the
 // identity, and of S: every step applied to k + 1 columns), the
-// aggregates meet in shared memory after one barrier, the F invocations of
-// the lane's chunk 0 compose them in order into each chunk's carry (see
-// compose_carries), and after a second barrier each invocation rescans its
-// chunk from its carry, writing the outputs. With CHUNKS = 1 there is no
-// shared memory and no barrier.
+// aggregates meet in shared memory, a scan over the chunks composes them
+// (scan_chunks), each invocation forms its chunk's carry from the
+// composed aggregate of the chunks before it (after it, backward) and
+// rescans its chunk from there, writing the outputs. With CHUNKS = 1
+// there is no shared memory and no barrier.
 //
 // Invocations are numbered within the workgroup by subgroup (subgroup id
 // times subgroup size plus the invocation's index in it), so the F
@@ -49,25 +49,37 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 
+// The host builds each subgroup Givens kernel twice: with CHUNKED_KERNEL
+// defined (its chunk count a specialization constant) for the chunked
+// layouts, and without it for CHUNKS = 1, where none of the chunked
+// passes' code is in the module at all.
+#ifdef CHUNKED_KERNEL
 layout(constant_id = 3) const uint CHUNKS = 1;
+#else
+const uint CHUNKS = 1u;
+#endif
 // Steps of inputs in flight per invocation (the ring's depth).
 layout(constant_id = 9) const uint D = 16;
 
 const uint F = K / 2u;                    // invocations per lane
 const uint GPW = WG / F;                  // (chunk, lane) groups per workgroup
 const uint LPW = GPW / CHUNKS;            // lanes per workgroup
-const uint CHUNKED = 1u - 1u / CHUNKS;    // 0 when CHUNKS == 1, else 1
 
-// Aggregates per (chunk, lane) group: P as kxk row-major, S, and per
-// invocation whether its rows are finite. Sized 1 when unchunked.
+#ifdef CHUNKED_KERNEL
+// Aggregates per (chunk, lane) group: P as kxk row-major and S, padded
+// by 4 words (16-byte aligned slots).
 const uint PSTRIDE = K * K + 4u;
 const uint SSTRIDE = K + 4u;
-shared float sh_P[CHUNKED * GPW * PSTRIDE + 1u];
-shared float sh_S[CHUNKED * GPW * SSTRIDE + 1u];
-shared uint sh_F[CHUNKED * WG + 1u];
-// Per lane of the workgroup: whether its aggregates and first carry were
-// all finite (compose_carries).
-shared uint sh_ok[CHUNKED * LPW + 1u];
+shared float sh_P[GPW * PSTRIDE];
+shared float sh_S[GPW * SSTRIDE];
+// Per lane of the workgroup: whether its chunks' aggregates and carries
+// were all finite (see lane_finite).
+shared uint sh_ok[LPW];
+
+// Pass 1's columns: rows 2q and 2q+1 of the k columns of a chunk's P
+// (v0[m], v1[m], m < K) and of S (m = K); then of the composed aggregates.
+float v0[K + 1u], v1[K + 1u];
+#endif
 
 struct Thr {
     bool live;
@@ -110,54 +122,108 @@ uint elem_index(Thr r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * K + 2u
 uint angle_index(Thr r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * (K - 1u); }
 uint init_index(Thr r) { return (r.b * pc.N + r.n) * K; }
 
-// compose_carries runs in the F invocations of a live lane's chunk-0
-// group, between pass 1's barrier and a second one. It walks the lane's
-// chunks in order (from the last when reverse, as the backward does),
-// replacing each chunk's S in shared memory by the carry entering the
-// chunk (the state before its first step; backward, the carry into its
-// last step), then applying the chunk's aggregate to that carry for the
-// next chunk: invocation q computes rows 2q and 2q+1 and gathers the rest
-// of the vector from the lane's other invocations by shuffles. So every
-// aggregate is applied once, on one chain of CHUNKS small matrix-vector
-// products, not again by every invocation after it (each of which would
-// read (k + 1) k words of shared memory per chunk). (y0, y1) is this
-// invocation's pair of the carry entering the first chunk walked. The lane
-// gets sh_ok: whether that carry and every aggregate were finite (all F
-// invocations read the same values, so they agree).
-void compose_carries(Thr r, bool reverse, float y0, float y1) {
-    uint first = gl_SubgroupInvocationID - r.q;
-    bool ok = true;
-    for (uint i = 0u; i < CHUNKS; i++) {
-        uint g = group_slot(r, reverse ? CHUNKS - 1u - i : i);
-        float c[K];
-        [[unroll]] for (uint p = 0u; p < F; p++) {
-            c[2u * p] = subgroupShuffle(y0, first + p);
-            c[2u * p + 1u] = subgroupShuffle(y1, first + p);
-        }
-        if (i == 0u) {
-            [[unroll]] for (uint m = 0u; m < K; m++) {
-                ok = ok && finite(c[m]);
-            }
-        }
-        [[unroll]] for (uint f = 0u; f < F; f++) {
-            ok = ok && sh_F[g * F + f] != 0u;
-        }
-        uint s = g * SSTRIDE + 2u * r.q;
-        uint p0 = g * PSTRIDE + 2u * r.q * K;
-        float a0 = sh_S[s], a1 = sh_S[s + 1u];
-        sh_S[s] = y0;
-        sh_S[s + 1u] = y1;
-        [[unroll]] for (uint m = 0u; m < K; m++) {
-            a0 += sh_P[p0 + m] * c[m];
-            a1 += sh_P[p0 + K + m] * c[m];
-        }
-        y0 = a0;
-        y1 = a1;
+#ifdef CHUNKED_KERNEL
+// aggregate_init sets v0, v1 to this invocation's rows of the identity
+// map (P = I, S = 0), where pass 1 starts, and, in one invocation of each
+// lane, the lane's sh_ok to 1 (ordered before any test by the barrier
+// after pass 1).
+void aggregate_init(Thr r) {
+    [[unroll]] for (uint m = 0u; m <= K; m++) {
+        v0[m] = (m == 2u * r.q) ? 1.0 : 0.0;
+        v1[m] = (m == 2u * r.q + 1u) ? 1.0 : 0.0;
     }
-    if (r.q == 0u) {
-        sh_ok[r.local] = ok ? 1u : 0u;
+    if (r.j == 0u && r.q == 0u) {
+        sh_ok[r.local] = 1u;
     }
 }
+
+// aggregate_finite says whether this invocation's rows of its aggregate
+// are finite.
+bool aggregate_finite() {
+    bool fin = true;
+    [[unroll]] for (uint m = 0u; m <= K; m++) {
+        fin = fin && finite(v0[m]) && finite(v1[m]);
+    }
+    return fin;
+}
+
+// publish writes this invocation's rows of its chunk's aggregate to shared
+// memory.
+void publish(Thr r) {
+    uint g = group_slot(r, r.j);
+    [[unroll]] for (uint m = 0u; m < K; m++) {
+        sh_P[g * PSTRIDE + 2u * r.q * K + m] = v0[m];
+        sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] = v1[m];
+    }
+    sh_S[g * SSTRIDE + 2u * r.q] = v0[K];
+    sh_S[g * SSTRIDE + 2u * r.q + 1u] = v1[K];
+}
+
+// scan_chunks, called by every invocation of the workgroup after the
+// aggregates are published and a barrier, replaces each chunk's aggregate
+// by the composition of it and all the chunks before it (after it when
+// reverse, as the backward's carries run): an inclusive scan over the
+// chunks of a lane, log2(CHUNKS) rounds of composing a chunk's aggregate
+// with that of the chunk d before it (d = 1, 2, 4, ...):
+// (P, S) after (P', S') is (P P', P S' + S). Invocation q computes rows 2q
+// and 2q+1 of the composition from its own rows and the other chunk's
+// whole aggregate, read from shared memory; a barrier separates each
+// round's reads from its writes, another its writes from the next reads.
+// A chain of CHUNKS matrix-vector products through the carries would
+// apply the same aggregates with less arithmetic, but one after the
+// other: at the long-T shape's 64 chunks it took 10.8 µs of a 28.2 µs
+// forward on an H200.
+void scan_chunks(Thr r, bool reverse) {
+    for (uint d = 1u; d < CHUNKS; d *= 2u) {
+        bool has = reverse ? r.j + d < CHUNKS : r.j >= d;
+        float n0[K + 1u], n1[K + 1u];
+        if (has) {
+            uint g = group_slot(r, reverse ? r.j + d : r.j - d);
+            [[unroll]] for (uint c = 0u; c < K; c++) {
+                n0[c] = 0.0;
+                n1[c] = 0.0;
+            }
+            n0[K] = v0[K];
+            n1[K] = v1[K];
+            [[unroll]] for (uint m = 0u; m < K; m++) {
+                [[unroll]] for (uint c = 0u; c < K; c++) {
+                    float p = sh_P[g * PSTRIDE + m * K + c];
+                    n0[c] += v0[m] * p;
+                    n1[c] += v1[m] * p;
+                }
+                float sv = sh_S[g * SSTRIDE + m];
+                n0[K] += v0[m] * sv;
+                n1[K] += v1[m] * sv;
+            }
+        }
+        barrier();
+        if (has) {
+            [[unroll]] for (uint c = 0u; c <= K; c++) {
+                v0[c] = n0[c];
+                v1[c] = n1[c];
+            }
+            publish(r);
+        }
+        barrier();
+    }
+}
+
+// lane_finite: every invocation of a lane that found its aggregate or its
+// carry not finite clears the lane's sh_ok; after the barrier that
+// follows, every invocation of the lane reads the same answer. Composing
+// aggregates is not IEEE-identical to the sequential recurrence once a
+// value is infinite or NaN (it can form inf - inf or 0 * inf), and P h0
+// is not the recurrence's arithmetic on an infinite h0, so such a lane
+// takes one sequential walk by its chunk-0 invocations instead. (A
+// non-finite aggregate or h0 makes the carries after it non-finite, and
+// a composition that overflows makes its carry non-finite, so this also
+// catches every carry that the scan's order of operations made inf.)
+void lane_finite(Thr r, bool fin) {
+    if (!fin) {
+        atomicAnd(sh_ok[r.local], 0u);
+    }
+}
+#endif
 
 // The second-layer angle this invocation loads: its own, F + q, for
 // q < F - 1; the last invocation of a lane has none and loads that of

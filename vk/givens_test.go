@@ -24,9 +24,16 @@ func givensModule(t *testing.T, b *Backend, dir scans.Direction, d scans.Dims, d
 	return c.block(dir, 0).module
 }
 
+// subgroupGivens says whether module m is a subgroup Givens kernel,
+// unchunked (givens_scan_sg_*) or chunked (givens_scan_sgc_*).
+func subgroupGivens(m string) bool {
+	return strings.Contains(m, "_sg_") || strings.Contains(m, "_sgc_")
+}
+
 // TestGivensKernelChoice: the subgroup kernels run exactly where the
 // device's subgroups hold k/2 invocations with shuffles, and never with
-// the test knob that turns them off.
+// the test knob that turns them off; their chunked build exactly where
+// the layout cuts T.
 func TestGivensKernelChoice(t *testing.T) {
 	b := testBackend(t)
 	dev, _ := b.device()
@@ -37,11 +44,22 @@ func TestGivensKernelChoice(t *testing.T) {
 			d := scans.Dims{B: 3, T: 1000, N: 5, K: k, V: 1}
 			b.cfg.noSubgroup = false
 			m := givensModule(t, b, dir, d, scans.F32)
-			if sg := strings.Contains(m, "_sg_"); sg != (width >= k/2) {
+			if sg := subgroupGivens(m); sg != (width >= k/2) {
 				t.Errorf("k=%d %s: module %s with shuffle width %d", k, dir, m, width)
 			}
+			for _, c := range []struct{ chunks int }{{0}, {1}, {4}} {
+				b.cfg.givensChunks = c.chunks
+				_, rule, _, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, dev.subgroupAlign(), dev.maxWorkgroup(), dev.maxSharedMemory())
+				if c.chunks > 0 {
+					rule = c.chunks
+				}
+				if m := givensModule(t, b, dir, d, scans.F32); ok && strings.Contains(m, "_sgc_") != (rule > 1) {
+					t.Errorf("k=%d %s, %d chunks: module %s", k, dir, rule, m)
+				}
+			}
+			b.cfg.givensChunks = 0
 			b.cfg.noSubgroup = true
-			if m := givensModule(t, b, dir, d, scans.F32); strings.Contains(m, "_sg_") {
+			if m := givensModule(t, b, dir, d, scans.F32); subgroupGivens(m) {
 				t.Errorf("k=%d %s: module %s with the subgroup kernels off", k, dir, m)
 			}
 		}
@@ -91,7 +109,7 @@ func TestGivensPaths(t *testing.T) {
 					DType: r.dt, Regime: bench.Typical, Init: r.init}
 				t.Run(fmt.Sprintf("%s/%s", p.name, c.Name()), func(t *testing.T) {
 					m := givensModule(t, b, dir, c.Dims, r.dt)
-					if p.skipNoSG && !strings.Contains(m, "_sg_") {
+					if p.skipNoSG && !subgroupGivens(m) {
 						t.Skipf("the device has no subgroup kernel for k=%d (%s)", r.k, m)
 					}
 					if res := bench.CheckCase(b, ref, c, seed); !res.Pass {

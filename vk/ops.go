@@ -374,7 +374,14 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	if dir == scans.Backward {
 		dn = "bwd"
 	}
-	k := kernel{module: fmt.Sprintf("%s_sg_%s_%s", c.op, dn, c.dt), T: uint32(d.T), N: uint32(d.N)}
+	// The chunked layouts run the kernels built with their chunked passes
+	// (givens_scan_sgc_*), CHUNKS = 1 those built without (see
+	// shaders/givens_sg.glsl).
+	sg := "sg"
+	if chunks > 1 {
+		sg = "sgc"
+	}
+	k := kernel{module: fmt.Sprintf("%s_%s_%s_%s", c.op, sg, dn, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	k.spec[specWG] = uint32(wg)
 	k.spec[specK], k.spec[specV] = uint32(d.K), 1
 	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1

@@ -413,7 +413,7 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 // (givensSGFewInvocations) and then into as many chunks as fit: up to
 // givensSGMaxChunks, each of at least givensSGMinChunk steps, the
 // workgroup within maxElementwiseWG and the device's limits, its
-// aggregates (about (WG/F)*(k*k+k+8) + WG words) in shared memory. Fewer
+// aggregates (about (WG/F)*(k*k+k+8) words) in shared memory. Fewer
 // than givensSGMinChunks chunks do not pay, and the lane runs unchunked.
 // The ring of loads in flight is givensSGDepth steps deep where the
 // invocations fill the device (givensSGDeepRing or more, the
@@ -500,11 +500,12 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks,
 }
 
 // givensSGShared is the shared memory, in bytes, of a chunked subgroup
-// Givens kernel for k = K in workgroups of wg invocations and the given
-// chunks: the shaders' sh_P, sh_S, sh_F and sh_ok (givens_sg.glsl).
+// Givens kernel (givens_scan_sgc_*) for k = K in workgroups of wg
+// invocations and the given chunks: the shaders' sh_P, sh_S and sh_ok
+// (givens_sg.glsl). The unchunked kernels have none.
 func givensSGShared(K, wg, chunks int) int {
 	gpw := wg / (K / 2)
-	return 4 * (gpw*(K*K+4) + 1 + gpw*(K+4) + 1 + wg + 1 + gpw/chunks + 1)
+	return 4 * (gpw*(K*K+4) + gpw*(K+4) + gpw/chunks)
 }
 
 func moduleName(op scans.Op, dir scans.Direction, dt scans.DType) string {

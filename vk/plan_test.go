@@ -304,7 +304,7 @@ func TestGivensSGLayout(t *testing.T) {
 		}
 		f := c.K / 2
 		gpw := wg / f
-		if wg%c.width != 0 || wg%(f*chunks) != 0 || (chunks > 1 && 4*(gpw*(c.K*c.K+c.K+8)+wg+gpw/chunks+4) > c.shared) {
+		if wg%c.width != 0 || wg%(f*chunks) != 0 || (chunks > 1 && 4*(gpw*(c.K*c.K+c.K+8)+gpw/chunks) > c.shared) {
 			t.Errorf("%+v: workgroup %d is not whole subgroups of whole lanes times chunks within shared memory", c, wg)
 		}
 	}
