@@ -165,30 +165,25 @@ void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
 #endif
 }
 
-// walk_begin issues the loads of the last D steps of [t0, t1), which
-// walk_steps then applies (the chunked kernel issues them before the scan
-// over its chunks, whose barriers they wait out).
-void walk_begin(Thr r, uint t0, uint t1) {
+// walk applies the steps [t0, t1) from the last, D steps of loads ahead.
+void walk(Thr r, uint t0, uint t1) {
+    if (t0 >= t1) {
+        return;
+    }
     hinit = ZERO2;
-    if (t0 == 0u && t0 < t1 && HAS_INIT) {
+    if (t0 == 0u && HAS_INIT) {
         hinit = LDR2(h0_, pc.off[2] + init_index(r) + 2u * r.q);
     }
     tL = t1 - 1u;
     eL = elem_index(r, tL);
     aL = angle_index(r, tL);
+    uint e = eL, a = aL;
     uint left = t1 - t0;
     [[unroll]] for (uint d = 0u; d < D; d++) {
         if (d < left) {
             load(r, false, d);
         }
     }
-}
-
-// walk_steps applies the steps [t0, t1) from the last, D steps of loads
-// ahead, after walk_begin(r, t0, t1); t0 < t1.
-void walk_steps(Thr r, uint t0, uint t1) {
-    uint e = elem_index(r, t1 - 1u), a = angle_index(r, t1 - 1u);
-    uint left = t1 - t0;
     for (; left >= 2u * D; left -= D) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
             step(r, false, true, d, e, a);
@@ -209,14 +204,6 @@ void walk_steps(Thr r, uint t0, uint t1) {
                 a -= pc.N * (K - 1u);
             }
         }
-    }
-}
-
-// walk applies the steps [t0, t1) from the last.
-void walk(Thr r, uint t0, uint t1) {
-    if (t0 < t1) {
-        walk_begin(r, t0, t1);
-        walk_steps(r, t0, t1);
     }
 }
 
@@ -270,8 +257,6 @@ void main() {
     walk_agg(r, r.t0, r.live ? r.t1 : r.t0);
     bool fin = aggregate_finite();
     publish(r);
-    // The rescan's first steps of loads, in flight through the scan.
-    walk_begin(r, r.t0, r.live ? r.t1 : r.t0);
     barrier();
     scan_chunks(r, true);
     // The carry into chunk j's last step: zero for the last chunk, else
@@ -296,16 +281,13 @@ void main() {
         r.t1 = pc.T;
         u0 = 0.0;
         u1 = 0.0;
-        walk(r, r.t0, r.t1);
-    } else if (r.t0 < r.t1) {
-        walk_steps(r, r.t0, r.t1);
     }
 #else
     if (!r.live) {
         return;
     }
-    walk(r, r.t0, r.t1);
 #endif
+    walk(r, r.t0, r.t1);
     if (HAS_INIT && r.t0 == 0u) {
         ST2(dh0_, pc.off[8] + init_index(r) + 2u * r.q, u0, u1);
     }

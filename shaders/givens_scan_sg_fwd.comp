@@ -70,23 +70,20 @@ void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     ST2(h_, pc.off[4] + e, y0, y1);
 }
 
-// walk_begin issues the loads of the first D steps of [t0, t1), which
-// walk_steps then applies (the chunked kernel issues them before the scan
-// over its chunks, whose barriers they wait out).
-void walk_begin(Thr r, uint t0, uint t1) {
+// walk applies the steps [t0, t1) to the state in order, storing h, D
+// steps of loads ahead.
+void walk(Thr r, uint t0, uint t1) {
+    if (t0 >= t1) {
+        return;
+    }
     eL = elem_index(r, t0);
     aL = angle_index(r, t0);
+    uint e = eL, a = aL;
     [[unroll]] for (uint d = 0u; d < D; d++) {
         if (t0 + d < t1) {
             load(r, d);
         }
     }
-}
-
-// walk_steps applies the steps [t0, t1) to the state in order, storing h,
-// D steps of loads ahead, after walk_begin(r, t0, t1); t0 < t1.
-void walk_steps(Thr r, uint t0, uint t1) {
-    uint e = elem_index(r, t0), a = angle_index(r, t0);
     uint t = t0;
     for (; t1 - t >= 2u * D; t += D) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
@@ -109,14 +106,6 @@ void walk_steps(Thr r, uint t0, uint t1) {
                 a += pc.N * (K - 1u);
             }
         }
-    }
-}
-
-// walk applies the steps [t0, t1).
-void walk(Thr r, uint t0, uint t1) {
-    if (t0 < t1) {
-        walk_begin(r, t0, t1);
-        walk_steps(r, t0, t1);
     }
 }
 
@@ -169,21 +158,18 @@ void walk_agg(Thr r, uint t0, uint t1) {
 void main() {
     Thr r = thread_of_invocation();
 #ifdef CHUNKED_KERNEL
-    // h0, its loads in flight through pass 1.
-    float h[K];
-    [[unroll]] for (uint i = 0u; i < K; i++) {
-        h[i] = (HAS_INIT && r.live) ? LD(h0_, pc.off[3] + init_index(r) + i) : 0.0;
-    }
     aggregate_init(r);
     walk_agg(r, r.t0, r.live ? r.t1 : r.t0);
     bool fin = aggregate_finite();
     publish(r);
-    // The rescan's first steps of loads, in flight through the scan.
-    walk_begin(r, r.t0, r.live ? r.t1 : r.t0);
     barrier();
     scan_chunks(r, false);
     // The carry into chunk j: h0 for chunk 0, else the composed aggregate
     // of chunks 0..j-1 applied to h0.
+    float h[K];
+    [[unroll]] for (uint i = 0u; i < K; i++) {
+        h[i] = (HAS_INIT && r.live) ? LD(h0_, pc.off[3] + init_index(r) + i) : 0.0;
+    }
     if (r.j == 0u) {
         y0 = h[2u * r.q];
         y1 = h[2u * r.q + 1u];
@@ -205,13 +191,11 @@ void main() {
     }
     if (sh_ok[r.local] == 0u) {
         // The sequential walk by the chunk-0 invocations, from h0.
-        if (r.j == 0u) {
-            walk(r, 0u, pc.T);
+        if (r.j != 0u) {
+            return;
         }
-        return;
-    }
-    if (r.t0 < r.t1) {
-        walk_steps(r, r.t0, r.t1);
+        r.t0 = 0u;
+        r.t1 = pc.T;
     }
 #else
     if (!r.live) {
@@ -224,6 +208,6 @@ void main() {
         y0 = LD(h0_, i);
         y1 = LD(h0_, i + 1u);
     }
-    walk(r, r.t0, r.t1);
 #endif
+    walk(r, r.t0, r.t1);
 }
