@@ -118,9 +118,10 @@ void walk(Thr r, uint t0, uint t1) {
 // drivers (up to 20 s for k = 16). Every invocation runs the same number
 // of steps, a chunk's length (those past t1 load nothing and change
 // nothing): the step's shuffles then sit in a loop whose trip count the
-// driver's compiler sees is the same across the subgroup, where a loop to
-// each chunk's own end made every shuffle of pass 1 cost about 100 cycles
-// on an H200.
+// driver's compiler sees is the same across the subgroup. With a loop to
+// each chunk's own end, pass 1 of the long-T shape took 20 µs of a 44 µs
+// forward on an H200, 15 of them its columns' shuffles; with this one,
+// 6 µs.
 void walk_agg(Thr r, uint t0, uint t1) {
     uint len = (pc.T + CHUNKS - 1u) / CHUNKS;
     eL = elem_index(r, t0);

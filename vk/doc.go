@@ -198,14 +198,17 @@
 // recurrence runs: D = 16 where the invocations fill the device (8192 or
 // more; 24 in the 16-bit forwards, whose steps take fewer registers), D =
 // 4 where they are fewer, which an H200 runs faster there (lab shape 12.7
-// us against 18.1 us forward). A chunked step costs 8 to 15
-// unchunked ones there, so T is chunked only for few invocations (1024 or
-// fewer) and into 16 to 64 chunks of at least 16 steps (the long-T shape
-// takes 64): pass 1 builds each chunk's kxk transition product and offset
-// (each invocation two rows, about k + 1 steps of work), the aggregates
-// meet in shared memory, and each chunk rescans from its carry-in; the
-// lab and large shapes walk all of T in one chunk, reading every input
-// once. Elsewhere: one
+// us against 18.1 us forward). A chunked step costs about 5 unchunked
+// ones there, so T is chunked only for few invocations (1024 or fewer) and
+// into 16 to 64 chunks of at least 16 steps (the long-T shape takes 64):
+// pass 1 builds each chunk's kxk transition product and offset (each
+// invocation two rows, about k + 1 steps of work), the aggregates meet in
+// shared memory, an inclusive scan over the chunks composes them (log2 of
+// the chunk count rounds), and each chunk rescans from its carry-in, the
+// composed aggregate of the chunks before it. The chunked kernels are
+// modules of their own (givens_scan_sgc_*), so the unchunked ones carry
+// none of that code. The lab and large shapes walk all of T in one chunk,
+// reading every input once. Elsewhere: one
 // invocation per block and chunk of T, the rotations recomputed in
 // registers, never divided by sigma. T is chunked only for k <= 8 and
 // while lanes x chunks < 4096: the same two passes, one invocation

@@ -407,7 +407,7 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 // subgroup size (align) if larger, or F*chunks if larger still (LPW =
 // WG/(F*chunks) lanes), so it is always a whole number of subgroups.
 //
-// A chunked step costs 8 to 15 unchunked ones on an H200 (pass 1 carries
+// A chunked step costs about 5 unchunked ones on an H200 (pass 1 carries
 // the chunk's k x k transition product, then the chunk is read again), so
 // T is cut only where the B*N*F invocations are few
 // (givensSGFewInvocations) and then into as many chunks as fit: up to
@@ -422,10 +422,10 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 // B=32 T=4096 N=128 (the large shape, 16384 invocations) runs unchunked
 // with the deep ring, 0.68 ms against 0.94 ms shallow; B=128 T=64 N=8
 // (lab, 4096 invocations) unchunked with the shallow ring, 12.7 us
-// forward against 18.1 us deep and 23.8 us or more chunked; B=16 T=1024
+// forward against 18.1 us deep and 13.7 us or more chunked; B=16 T=1024
 // N=8 (long-T, 512 invocations) in 64 chunks with the shallow ring,
-// 49.4 us against 98.8 us unchunked (104.5 us against 376.7 us forward
-// and backward).
+// 23.0 us against 30.7 us in 32 chunks, 49.5 us in 16 and 117.4 us
+// unchunked (54.8, 78.8, 130.4 and 432.8 us forward and backward).
 const (
 	givensSGDepth          = 16
 	givensSGDepth16        = 24
