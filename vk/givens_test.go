@@ -101,6 +101,12 @@ func TestGivensPaths(t *testing.T) {
 		{"depth16-unchunked", false, 1, givensSGDepth, []row{{scans.F32, 4, 200, false}}, true},
 		// The 16-bit forwards' deeper ring.
 		{"depth24-16bit", false, 1, givensSGDepth16, []row{{scans.F16, 8, 200, true}, {scans.BF16, 8, 130, false}}, true},
+		// Chunk counts the layout never picks: the scan over the chunks
+		// with partners missing in its last round, and chunks of unequal
+		// length (the last one short, or empty: 6 chunks of 17 steps over
+		// T = 90).
+		{"chunks6", false, 6, 0, []row{{scans.F32, 8, 100, true}, {scans.F16, 4, 90, false}, {scans.BF16, 2, 61, true}}, true},
+		{"chunks3", false, 3, 0, []row{{scans.F32, 16, 50, true}, {scans.F32, 8, 2, false}}, true},
 	} {
 		b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = p.noSG, p.chunks, p.depth
 		for _, r := range p.rows {

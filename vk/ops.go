@@ -366,9 +366,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	}
 	if c.b.cfg.givensChunks > 0 {
 		chunks = c.b.cfg.givensChunks
-		if f := d.K / 2 * chunks; f > wg {
-			wg = f
-		}
+		wg = givensSGChunksWG(wg, d.K, chunks, c.dev.subgroupAlign())
 	}
 	dn := "fwd"
 	if dir == scans.Backward {

@@ -499,6 +499,25 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks,
 	return wg, chunks, depth, true
 }
 
+// givensSGChunksWG is the workgroup of the subgroup Givens kernels when a
+// chunk count is imposed (the backend's test and sweep knob) on a layout
+// whose workgroup is wg: whole lanes times the chunks (F = K/2 invocations
+// each) in whole subgroups of the device's largest size (align), and no
+// smaller than one such unit or than wg rounded down to one. For the
+// layout's own chunk counts, powers of two, this is the layout's
+// workgroup or F*chunks.
+func givensSGChunksWG(wg, K, chunks, align int) int {
+	unit := K / 2 * chunks
+	if align > 1 {
+		a, b := unit, align
+		for b != 0 {
+			a, b = b, a%b
+		}
+		unit = unit / a * align
+	}
+	return max(unit, wg/unit*unit)
+}
+
 // givensSGShared is the shared memory, in bytes, of a chunked subgroup
 // Givens kernel (givens_scan_sgc_*) for k = K in workgroups of wg
 // invocations and the given chunks: the shaders' sh_P, sh_S and sh_ok

@@ -380,3 +380,23 @@ func TestLogWorkgroupCap(t *testing.T) {
 		}
 	}
 }
+
+// TestGivensSGChunksWG: an imposed chunk count gets a workgroup of whole
+// lanes times chunks in whole subgroups; the layout's own counts (powers
+// of two) keep the workgroup they always had.
+func TestGivensSGChunksWG(t *testing.T) {
+	for _, K := range []int{2, 4, 8, 16} {
+		for chunks := 1; chunks <= 70; chunks++ {
+			for _, align := range []int{0, 1, 8, 32, 64} {
+				wg := givensSGChunksWG(64, K, chunks, align)
+				f := K / 2 * chunks
+				if wg%f != 0 || (align > 1 && wg%align != 0) || wg < f {
+					t.Errorf("k=%d chunks %d align %d: workgroup %d", K, chunks, align, wg)
+				}
+				if chunks&(chunks-1) == 0 && align <= 64 && wg != max(64, f) {
+					t.Errorf("k=%d chunks %d align %d: workgroup %d, want %d", K, chunks, align, wg, max(64, f))
+				}
+			}
+		}
+	}
+}

@@ -189,7 +189,7 @@ func TestLayoutSweep(t *testing.T) {
 					continue
 				}
 				fits := func(chunks int) bool {
-					wg := max(rw, sh.dims.K/2*chunks) // as the backend raises it for the chunks knob
+					wg := givensSGChunksWG(rw, sh.dims.K, chunks, d.subgroupAlign()) // as the backend sets it for the chunks knob
 					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg, chunks) <= d.maxSharedMemory()
 				}
 				for _, depth := range []int{4, givensSGDepth} {
