@@ -86,20 +86,20 @@ func main() {
 			compile(base, src, nil)
 			fmt.Fprintf(&b, "\t{Name: %q, Source: %q},\n", base, src)
 		}
-		bases := []struct {
-			name    string
-			defines []string
-		}{{base, nil}}
+		// Each base name of the source, and the defines it adds.
+		bases := map[string][]string{base: nil}
 		if c, ok := chunkedModules[src]; ok {
-			bases = append(bases, struct {
-				name    string
-				defines []string
-			}{c, []string{"CHUNKED_KERNEL"}})
+			bases[c] = []string{"CHUNKED_KERNEL"}
 		}
-		for _, mb := range bases {
+		names := make([]string, 0, len(bases))
+		for n := range bases {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, bn := range names {
 			for _, d := range variants {
-				name := mb.name + "_" + d.suffix
-				defines := append([]string{d.define}, mb.defines...)
+				name := bn + "_" + d.suffix
+				defines := append([]string{d.define}, bases[bn]...)
 				compile(name, src, defines)
 				if extra := moduleFlags[src]; len(extra) > 0 {
 					fmt.Fprintf(&b, "\t{Name: %q, Source: %q, Defines: %#v, Flags: %#v},\n", name, src, defines, extra)

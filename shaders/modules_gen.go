@@ -87,7 +87,7 @@ var sourceDigests = map[string]string{
 	"givens_scan_bwd.comp":             "eef0bb2b63c387cebc17594421ab79d854c9309af7ad091ab3cdc53fe4203496",
 	"givens_scan_fwd.comp":             "290f8541a4852ad78b6f2eeecafe1d640d4cf0c1b6c1736ed59206885f0ebd24",
 	"givens_scan_sg_bwd.comp":          "e165c832966693590645714eeab157e0592e82a45f88cb3f6ee9acbe26dde828",
-	"givens_scan_sg_fwd.comp":          "3bcbe3cd094443c35b3dff4a48c39dcb257b40392b61dc0b4ed0fb460d08ca41",
+	"givens_scan_sg_fwd.comp":          "7fca69e2a4965c662c6552505f2ddf95bfb78d0ff9a5f2f7a978e17adb7f1808",
 	"givens_sg.glsl":                   "0c39a1a899427b1f44066cc9694b5bb36f64df1a7932a4bd50325c5777910f6c",
 	"linear_scan_bwd.comp":             "9f0de99444d4f93ef40bbdf63e8285666ef9db06e40a52f626aa1ae12aa1aa41",
 	"linear_scan_fwd.comp":             "4416163096b6d706b1be9bcfa4dab386ac0b64a5a4ff67f7e97010ab2a64d4d1",
