@@ -360,7 +360,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	if c.b.cfg.noSubgroup {
 		width = 0
 	}
-	wg, chunks, depth, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, c.dev.subgroupAlign(), c.dev.maxWorkgroup(), c.dev.sharedMemoryLimit())
+	wg, chunks, depth, ok := givensSGLayout(d.B, d.T, d.N, d.K, width, c.dev.subgroupAlign(), c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	if !ok {
 		return kernel{}, false
 	}

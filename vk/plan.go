@@ -112,8 +112,7 @@ func (k *kernel) groups(bs int64) int64 {
 // invocations, T in 2 segments (a tile of 32 would give 32 workgroups and 8
 // segments).
 const (
-	sharedPerWorkgroup = 32 << 10 // see maxSharedMemory
-	stepsPerInvocation = 16       // L in shaders/chunks.glsl
+	stepsPerInvocation = 16 // L in shaders/chunks.glsl
 	targetInvocations  = 1 << 17
 	minLanes           = 128
 	minTile            = 8
@@ -413,12 +412,9 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 // T is cut only where the B*N*F invocations are few
 // (givensSGFewInvocations) and then into as many chunks as fit: up to
 // givensSGMaxChunks, each of at least givensSGMinChunk steps, the
-// workgroup within givensSGChunkedWG and the device's limit, its
-// aggregates (about (WG/F)*(k*k+k+8) words) within the device's own
-// shared-memory limit (maxShared here is sharedMemoryLimit, not the
-// general maxSharedMemory: so few invocations make at most a couple of
-// workgroups a core). Fewer than givensSGMinChunks chunks do not pay,
-// and the lane runs unchunked.
+// workgroup within maxElementwiseWG and the device's limits, its
+// aggregates (about (WG/F)*(k*k+k+8) words) in shared memory. Fewer
+// than givensSGMinChunks chunks do not pay, and the lane runs unchunked.
 // The ring of loads in flight is givensSGDepth steps deep where the
 // invocations fill the device (givensSGDeepRing or more, the
 // bandwidth-bound regime), givensSGShallowDepth where they are fewer.
@@ -436,10 +432,9 @@ const (
 	givensSGShallowDepth   = 4
 	givensSGDepthCPU       = 4 // a CPU device compiles the unrolled ring much faster
 	givensSGWG             = 64
-	givensSGMinChunk       = 8
+	givensSGMinChunk       = 16
 	givensSGMinChunks      = 16
-	givensSGMaxChunks      = 128
-	givensSGChunkedWG      = 512
+	givensSGMaxChunks      = 64
 	givensSGFewInvocations = 1 << 10
 	givensSGDeepRing       = 1 << 13
 )
@@ -467,7 +462,10 @@ func givensSGLayout(B, T, N, K, width, align, maxWG, maxShared int) (wg, chunks,
 	if align > base {
 		base = align
 	}
-	limit := min(givensSGChunkedWG, maxWG)
+	limit := maxElementwiseWG
+	if maxWG < limit {
+		limit = maxWG
+	}
 	if base > maxWG {
 		return 0, 0, 0, false
 	}

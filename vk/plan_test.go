@@ -287,19 +287,16 @@ func TestGivensSGLayout(t *testing.T) {
 		{32, 4096, 128, 8, 32, 32 << 10, 64, 1, 16},    // large: 16384 invocations, unchunked, deep ring
 		{64, 4096, 32, 8, 32, 32 << 10, 64, 1, 16},     // 8192 invocations: deep ring
 		{128, 64, 8, 8, 32, 32 << 10, 64, 1, 4},        // lab: 4096 invocations, unchunked, shallow ring
-		{16, 1024, 8, 8, 32, 32 << 10, 256, 64, 4},     // long-T in 32 KiB: 64 chunks of 16 steps
-		{16, 1024, 8, 8, 32, 48 << 10, 512, 128, 4},    // long-T in 48 KiB: 512 invocations x 128 chunks of 8 steps
-		{32, 1024, 8, 8, 32, 48 << 10, 512, 128, 4},    // 1024 invocations: the most that chunk
-		{33, 1024, 8, 8, 32, 48 << 10, 64, 1, 4},       // 1056: too many to chunk
-		{3, 1000, 5, 2, 8, 32 << 10, 64, 64, 4},        // k = 2: one invocation per lane, 64 chunks of 16 steps
+		{16, 1024, 8, 8, 32, 32 << 10, 256, 64, 4},     // long-T: 512 invocations x 64 chunks of 16 steps
+		{32, 1024, 8, 8, 32, 32 << 10, 256, 64, 4},     // 1024 invocations: the most that chunk
+		{33, 1024, 8, 8, 32, 32 << 10, 64, 1, 4},       // 1056: too many to chunk
+		{3, 1000, 5, 2, 8, 32 << 10, 64, 32, 4},        // k = 2: one invocation per lane, 32 chunks of 31 steps
 		{3, 1000, 3, 16, 8, 32 << 10, 128, 16, 4},      // k = 16: 8 invocations per lane, 32 KiB of aggregates
-		{3, 1000, 3, 16, 8, 48 << 10, 256, 32, 4},      // k = 16 in 48 KiB: 32 chunks
 		{3, 1000, 3, 16, 8, 16 << 10, 64, 1, 4},        // k = 16 in 16 KiB: 8 chunks fit, too few to pay
-		{3, 127, 5, 8, 32, 48 << 10, 64, 1, 4},         // too short for 16 chunks of 8 steps
-		{3, 128, 5, 8, 32, 48 << 10, 64, 16, 4},        //
-		{1, 1 << 20, 1, 4, 64, 48 << 10, 256, 128, 4},  // at most 128 chunks
+		{3, 255, 5, 8, 32, 32 << 10, 64, 1, 4},         // too short for 16 chunks of 16 steps
+		{3, 256, 5, 8, 32, 32 << 10, 64, 16, 4},        //
+		{1, 1 << 20, 1, 4, 64, 32 << 10, 128, 64, 4},   // at most 64 chunks
 		{1, 1 << 20, 1, 16, 128, 32 << 10, 128, 16, 4}, // k = 16: 32 chunks' aggregates exceed 32 KiB
-		{1, 1 << 20, 1, 16, 8, 96 << 10, 512, 64, 4},   // k = 16: the workgroup at most 512 invocations
 	} {
 		wg, chunks, depth, ok := givensSGLayout(c.B, c.T, c.N, c.K, c.width, c.width, 1024, c.shared)
 		if !ok || wg != c.wg || chunks != c.chunks || depth != c.depth {

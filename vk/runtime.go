@@ -93,8 +93,7 @@ type device struct {
 	align         int64
 	maxGroups     [3]uint32
 	maxWG         int
-	maxShared     int    // shared memory a workgroup may take in general (see sharedMemoryLimit)
-	sharedLimit   int    // the device's own limit
+	maxShared     int
 	api           uint32 // the instance's API version
 	subgroup      int    // smallest subgroup size for shuffles in compute, 0 without (see subgroupSize)
 	subgroupMax   int    // the reported subgroup size
@@ -357,8 +356,10 @@ func (d *device) choose(want string) error {
 	if inv := int(lim.MaxComputeWorkGroupInvocations); inv < d.maxWG {
 		d.maxWG = inv
 	}
-	d.sharedLimit = int(lim.MaxComputeSharedMemorySize)
-	d.maxShared = min(d.sharedLimit, sharedPerWorkgroup)
+	d.maxShared = int(lim.MaxComputeSharedMemorySize)
+	if d.maxShared > 32<<10 {
+		d.maxShared = 32 << 10 // leave room for several workgroups per core
+	}
 	d.subgroup = d.subgroupSize(pick.props.ApiVersion)
 	d.tsPeriod = float64(lim.TimestampPeriod)
 	fam, _ := computeFamily(d.instance, d.phys)
@@ -469,15 +470,7 @@ func (d *device) destroy() {
 
 func (d *device) maxWorkgroup() int { return d.maxWG }
 
-// maxSharedMemory is the shared memory, in bytes, that the layouts give a
-// workgroup: the device's limit, but no more than sharedPerWorkgroup, which
-// leaves room for several workgroups on one core.
 func (d *device) maxSharedMemory() int { return d.maxShared }
-
-// sharedMemoryLimit is the device's own limit on a workgroup's shared
-// memory, for the layouts that run so few workgroups that each has a core
-// to itself (the chunked subgroup Givens kernels, see givensSGLayout).
-func (d *device) sharedMemoryLimit() int { return d.sharedLimit }
 
 // Subgroup features (VkSubgroupFeatureFlagBits) and the compute stage.
 const (

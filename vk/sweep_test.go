@@ -184,13 +184,13 @@ func TestLayoutSweep(t *testing.T) {
 				row(sh.name, op, sh.dims, scans.F32, mode, 0, 0, false)
 				b.cfg.noSubgroup = false
 				rw, rc, rd, ok := givensSGLayout(sh.dims.B, sh.dims.T, sh.dims.N, sh.dims.K, d.shuffleWidth(),
-					d.subgroupAlign(), d.maxWorkgroup(), d.sharedMemoryLimit())
+					d.subgroupAlign(), d.maxWorkgroup(), d.maxSharedMemory())
 				if !ok {
 					continue
 				}
 				fits := func(chunks int) bool {
 					wg := givensSGChunksWG(rw, sh.dims.K, chunks, d.subgroupAlign()) // as the backend sets it for the chunks knob
-					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg, chunks) <= d.sharedMemoryLimit()
+					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg, chunks) <= d.maxSharedMemory()
 				}
 				for _, depth := range []int{4, givensSGDepth} {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
@@ -213,7 +213,7 @@ func TestLayoutSweep(t *testing.T) {
 		op := scans.OpGivensScan
 		dims := large.Dims(op)
 		_, _, rd, ok := givensSGLayout(dims.B, dims.T, dims.N, dims.K, d.shuffleWidth(),
-			d.subgroupAlign(), d.maxWorkgroup(), d.sharedMemoryLimit())
+			d.subgroupAlign(), d.maxWorkgroup(), d.maxSharedMemory())
 		if !ok {
 			t.Fatal("givens16: the device has no subgroup Givens kernels")
 		}
