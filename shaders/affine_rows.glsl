@@ -18,6 +18,19 @@
 // invocation has passed the barrier of the step in between, which it
 // reaches only once done reading.
 //
+// A buffer holds its matrices in column planes: element (m, j) of lane r's
+// matrix at word j*P + r*K + m of the buffer, P = WG words a plane (AP for
+// the backward's A_t). Invocation (r, i) publishes its row i as one word in
+// each plane, and the invocations of a workgroup write consecutive words;
+// reading element (m, j) of its lane, the K invocations of a lane read one
+// word (a broadcast) and the lanes of a subgroup consecutive rows' words,
+// in different banks. The backward reads a column of A_t, element (m, i)
+// for invocation (r, i): its planes are padded to AP = WG + 1 words so that
+// the rows i of one step fall in different banks too. (Rows stored
+// contiguously, [R][K][V], put the K invocations' stores v words apart and
+// the lanes' reads K*V words apart, in the same bank: many-way bank
+// conflicts on every shared-memory access.)
+//
 // The loads of the next RING steps are issued ahead of the arithmetic into
 // a ring of registers (raw words; 16-bit elements are widened only when
 // their step is computed), so that the bytes of several steps are in
@@ -26,7 +39,8 @@
 
 layout(constant_id = 8) const uint RING = 4;  // steps of loads in flight
 
-const uint R = WG / K;  // lanes per workgroup
+const uint R = WG / K;   // lanes per workgroup
+const uint AP = WG + 1u;  // words of a plane of the backward's A_t
 
 #if defined(DT_F32)
 #define EPW 1u  // elements per word

@@ -31,10 +31,11 @@ OUT_BUFFER4(4, dA4_)
 OUT_BUFFER4(5, dX4_)
 OUT_BUFFER4(6, dH04_)
 
-// Per buffer (t & 1): G_t and H_{t-1} as [R][K][V], A_t as [R][K][K].
+// Per buffer (t & 1), in column planes (affine_rows.glsl): G_t and
+// H_{t-1} as [V][R*K], A_t as [K][R*K] with planes of AP words.
 shared float sh_G[2u * WG * V];
 shared float sh_P[2u * WG * V];
-shared float sh_A[2u * WG * K];
+shared float sh_A[2u * K * AP];
 
 void main() {
     Row w = row_of_invocation();
@@ -69,15 +70,14 @@ void main() {
         }
     }
 
-    uint ownV = lid * V, ownK = lid * K;
-    uint laneV = w.r * K * V, laneK = w.r * K * K;
+    uint lane = w.r * K;  // row 0 of the lane in a plane
     for (uint s0 = 0u; s0 < pc.T; s0 += RING) {
         [[unroll]] for (uint q = 0u; q < RING; q++) {
             uint s = s0 + q;
             if (s < pc.T) {  // uniform: T is the same for every invocation
                 uint t = pc.T - 1u - s;
                 uint bv = (t & 1u) * WG * V;
-                uint bk = (t & 1u) * WG * K;
+                uint bk = (t & 1u) * K * AP;
                 float g[V];
                 float p[V];
                 float a[K];
@@ -86,11 +86,11 @@ void main() {
                 WIDEN_ROW(a, pa, q * WA, WA);
                 [[unroll]] for (uint j = 0u; j < V; j++) {
                     g[j] += u[j];
-                    sh_G[bv + ownV + j] = g[j];
-                    sh_P[bv + ownV + j] = p[j];
+                    sh_G[bv + j * WG + lid] = g[j];
+                    sh_P[bv + j * WG + lid] = p[j];
                 }
                 [[unroll]] for (uint l = 0u; l < K; l++) {
-                    sh_A[bk + ownK + l] = a[l];
+                    sh_A[bk + l * AP + lid] = a[l];
                 }
                 uint blk = w.blk0 + t * pc.N;
                 if (w.live) {
@@ -101,7 +101,7 @@ void main() {
                 [[unroll]] for (uint l = 0u; l < K; l++) {
                     float acc = 0.0;
                     [[unroll]] for (uint j = 0u; j < V; j++) {
-                        acc += g[j] * sh_P[bv + laneV + l * V + j];
+                        acc += g[j] * sh_P[bv + j * WG + lane + l];
                     }
                     da[l] = acc;
                 }
@@ -112,9 +112,9 @@ void main() {
                     u[j] = 0.0;
                 }
                 [[unroll]] for (uint m = 0u; m < K; m++) {
-                    float am = sh_A[bk + laneK + m * K + w.i];
+                    float am = sh_A[bk + w.i * AP + lane + m];
                     [[unroll]] for (uint j = 0u; j < V; j++) {
-                        u[j] += am * sh_G[bv + laneV + m * V + j];
+                        u[j] += am * sh_G[bv + j * WG + lane + m];
                     }
                 }
                 if (s + RING < pc.T) {

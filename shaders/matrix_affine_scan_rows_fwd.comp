@@ -19,7 +19,8 @@ IN_BUFFER4(1, X4_)
 IN_BUFFER4(2, H04_)
 OUT_BUFFER4(3, H4_)
 
-// H_{t-1} of the workgroup's lanes: [2][R][K][V], buffer t & 1.
+// H_{t-1} of the workgroup's lanes in column planes (affine_rows.glsl):
+// [2][V][R*K], buffer t & 1.
 shared float sh_H[2u * WG * V];
 
 void main() {
@@ -49,15 +50,14 @@ void main() {
         }
     }
 
-    uint own = lid * V;      // this row in buffer 0
-    uint lane = w.r * K * V;  // the lane's rows in buffer 0
+    uint lane = w.r * K;  // row 0 of the lane in a plane
     for (uint t0 = 0u; t0 < pc.T; t0 += RING) {
         [[unroll]] for (uint u = 0u; u < RING; u++) {
             uint t = t0 + u;
             if (t < pc.T) {  // uniform: T is the same for every invocation
                 uint buf = (t & 1u) * WG * V;
                 [[unroll]] for (uint j = 0u; j < V; j++) {
-                    sh_H[buf + own + j] = h[j];
+                    sh_H[buf + j * WG + lid] = h[j];
                 }
                 barrier();
                 float a[K];
@@ -65,7 +65,7 @@ void main() {
                 WIDEN_ROW(h, px, u * WX, WX);
                 [[unroll]] for (uint l = 0u; l < K; l++) {
                     [[unroll]] for (uint j = 0u; j < V; j++) {
-                        h[j] += a[l] * sh_H[buf + lane + l * V + j];
+                        h[j] += a[l] * sh_H[buf + j * WG + lane + l];
                     }
                 }
                 uint blk = w.blk0 + t * pc.N;

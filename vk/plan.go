@@ -309,14 +309,25 @@ const (
 // rowWorkgroup is the workgroup size of the row layout in the given
 // direction for elements of esize bytes (see rowsWGFwd).
 func rowWorkgroup(V, esize int, bwd bool, maxWG, maxShared int) int {
-	if !bwd && esize == 4 && rowsWGFwd <= maxWG && 2*rowsWGFwd*V*4 <= maxShared {
+	if !bwd && esize == 4 && rowsWGFwd <= maxWG && rowsShared(rowsWGFwd, 0, V, false) <= maxShared {
 		return rowsWGFwd
 	}
 	return rowsWG
 }
 
+// rowsShared is the shared memory, in bytes, of the row kernels in
+// workgroups of wg invocations: two buffers of the workgroup's H_{t-1}
+// forward; of G_t, H_{t-1} and A_t backward, A_t's K planes padded to
+// wg + 1 words (shaders/affine_rows.glsl).
+func rowsShared(wg, K, V int, bwd bool) int {
+	if !bwd {
+		return 4 * 2 * wg * V
+	}
+	return 4 * 2 * (2*wg*V + K*(wg+1))
+}
+
 func blockRows(B, T, N, K, V, maxWG, maxShared int) bool {
-	if K < 2 || V < 2 || K > rowsWG || 2*rowsWG*(2*V+K)*4 > maxShared || rowsWG > maxWG {
+	if K < 2 || V < 2 || K > rowsWG || rowsShared(rowsWG, K, V, true) > maxShared || rowsWG > maxWG {
 		return false
 	}
 	if int64(B)*int64(N)*int64(K) >= rowsMinInvocations {
