@@ -293,13 +293,14 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 // lanes) and rowsWG in the 16-bit forwards and every backward, or rowsWG
 // wherever the device cannot hold the larger (rowWorkgroup). Timed on an
 // H200 (f32: vk/sweep_test.go, part "rows"; k = v = 8, the rings of
-// rowRing): the f32 forward at the large shape ran in 3.73 ms with 64
-// against 5.04 ms with 32 (4.19 ms with 128), and at the lab shape in
-// 35.4 against 45.6 us; the backward was fastest with 32 (15.08 ms
-// forward+backward, 16.05 with 64, 16.81 with 128). The 16-bit forwards
-// went the other way: with 64 at the large shape, f16 1.92 to 2.18 ms and
-// bf16 2.13 to 2.43 ms (scanbench --bench, the runs of 44e3cc7 and
-// adce629).
+// rowRing; the shared buffers in column planes): the f32 forward at the
+// large shape ran in 3.48 ms with 64 against 3.96 ms with 32 (4.35 ms with
+// 128), and at the lab shape in 33.3 against 35.3 us; the backward was
+// fastest with 32 (12.57 ms forward+backward, 13.39 with 64; 16.81 with
+// 128 in the earlier layout, rows contiguous). The 16-bit forwards went
+// the other way in that layout: with 64 at the large shape, f16 1.92 to
+// 2.18 ms and bf16 2.13 to 2.43 ms (scanbench --bench, the runs of
+// 44e3cc7 and adce629).
 const (
 	rowsWG             = 32
 	rowsWGFwd          = 64

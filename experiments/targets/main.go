@@ -238,5 +238,5 @@ func xfloor(m bench.Measurement, ok bool) string {
 	if !ok || m.Floor == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f", m.Median/m.Floor)
+	return fmt.Sprintf("%.2f", m.Median/m.Floor)
 }
