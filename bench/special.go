@@ -55,7 +55,7 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 			d.K = 4
 		}
 		for _, sp := range specials {
-			for draw := 0; draw < 6; draw++ {
+			for draw := 0; draw < 2*len(ArgNames(op)); draw++ {
 				dir := scans.Forward
 				if draw%2 == 1 {
 					dir = scans.Backward
@@ -65,10 +65,9 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// One element of batch entry 1 of one input: the first
-				// input for the first pair of draws, then the others in
-				// turn (the initial state, when it is the one, is itself
-				// per batch entry).
+				// One element of batch entry 1 of one input: a pair of
+				// draws (forward, backward) for each input in turn, the
+				// initial state too (itself per batch entry).
 				x := in.Args[(draw/2)%len(in.Args)]
 				per := x.Len() / d.B
 				x.Set(per+rng.IntN(per), sp)
