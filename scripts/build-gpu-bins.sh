@@ -35,3 +35,26 @@ if [ -n "${BASE:-}" ]; then
   rm .build/base-scanbench .build/base-cuda.test
   ls -la .carry/base.tgz
 fi
+
+# VARIANTS="<revision> ...": also scanbench as of each revision (a branch or
+# a commit, named in results by the revision with characters other than
+# letters, digits, '.', '_' and '-' turned into '_'), for gpu-run.sh's ab
+# mode: every variant is timed with the binaries and the base, in turn.
+# One xz archive (.carry/variants.txz), which stores the near-identical
+# binaries about once.
+if [ -n "${VARIANTS:-}" ]; then
+  : > .build/variants.txt
+  for v in $VARIANTS; do
+    n=${v//[^A-Za-z0-9._-]/_}
+    wt=$(mktemp -d)
+    git worktree add -q --detach "$wt" "$v"
+    b=$(git -C "$wt" rev-parse HEAD)
+    vflags="-s -w -X github.com/mingru/scans/bench.buildCommit=$b"
+    (cd "$wt" && go build -ldflags="$vflags" -tags cuda -o "$OLDPWD/.build/var-$n" ./cmd/scanbench)
+    git worktree remove --force "$wt"
+    echo "$n $b" >> .build/variants.txt
+  done
+  (cd .build && tar cf - variants.txt $(awk '{print "var-" $1}' variants.txt)) | xz -9 -T0 > .carry/variants.txz
+  rm .build/variants.txt .build/var-*
+  ls -la .carry/variants.txz
+fi

@@ -17,10 +17,10 @@
 # TestElementwiseChunkSweep or TestGivensTileSweep for the others in
 # cuda/sweep_test.go; the base's test binary too, where there is one);
 # profile (Nsight Compute on single kernels,
-# NCU_PROFILES); ab (the binaries' scanbench and the one built from BASE by
-# build-gpu-bins.sh, alternating, AB_ROUNDS times each, with AB_ARGS:
-# changes timed against each other in one call; go run ./experiments/abcompare
-# on its results prints the comparison). VK_SHORT=1 trims the Vulkan matrix of the
+# NCU_PROFILES); ab (the binaries' scanbench, the one built from BASE by
+# build-gpu-bins.sh and those built from its VARIANTS, in turn, AB_ROUNDS
+# times each, with AB_ARGS: changes timed against each other in one call;
+# go run ./experiments/abcompare on its results prints the comparison). VK_SHORT=1 trims the Vulkan matrix of the
 # conformance mode; STEP_TIMEOUT (seconds) limits each step.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
@@ -36,6 +36,10 @@ modes=${*:-conformance bench memory}
 
 mkdir -p .build; [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz -C .build
 [ -f .carry/base.tgz ] && tar xzf .carry/base.tgz -C .build
+if [ -f .carry/variants.txz ]; then
+  tar xJf .carry/variants.txz -C .build 2>/dev/null ||
+    python3 -c "import tarfile; tarfile.open('.carry/variants.txz').extractall('.build')"
+fi
 # The commit the binaries were built from, for the tables' headers.
 [ -f .build/commit ] && export MINGRU_SCANS_COMMIT=$(cat .build/commit)
 if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
@@ -170,9 +174,15 @@ for m in $modes; do
     ;;
   ab)
     echo "== scanbench A/B: $(cat .build/commit 2>/dev/null) against the base"
+    sides="new base"
+    [ -f .build/variants.txt ] && sides="$sides $(awk '{print $1}' .build/variants.txt | tr '\n' ' ')"
     for i in $(seq "${AB_ROUNDS:-2}"); do
-      for v in new base; do
-        bin=.build/scanbench; [ $v = base ] && bin=.build/base-scanbench
+      for v in $sides; do
+        case $v in
+          new) bin=.build/scanbench ;;
+          base) bin=.build/base-scanbench ;;
+          *) bin=.build/var-$v ;;
+        esac
         mkdir -p "$RES/ab-$v-$i"
         to $bin --bench --quick ${AB_ARGS:-} --out "$RES/ab-$v-$i" >"$RES/ab-$v-$i/scanbench.log" 2>&1 || rc=1
         tail -1 "$RES/ab-$v-$i/scanbench.log"

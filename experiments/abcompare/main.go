@@ -1,8 +1,9 @@
 // Command abcompare reads the results of `scripts/gpu-run.sh ab` (the
-// directories ab-new-1, ab-base-1, ab-new-2, ... each holding a
+// directories ab-new-1, ab-base-1, ab-new-2, ..., and ab-<variant>-N for
+// each variant that scripts/build-gpu-bins.sh built, each holding a
 // scan_bench.json) and prints, as Markdown, each GPU row's medians in
-// every round, new and base, and the ratio of their sums (below 1: the
-// new binary is faster).
+// every round, binary by binary, and for each binary but the base the
+// ratio of its mean to the base's (below 1: faster than the base).
 //
 // Usage:
 //
@@ -15,7 +16,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mingru/scans/bench"
@@ -26,7 +29,7 @@ type key struct{ backend, op, shape, mode, dtype string }
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: abcompare <directory of ab-new-N and ab-base-N>")
+		fmt.Fprintln(os.Stderr, "usage: abcompare <directory of ab-new-N, ab-base-N and ab-<variant>-N>")
 		os.Exit(2)
 	}
 	if err := run(os.Stdout, os.Args[1]); err != nil {
@@ -35,44 +38,70 @@ func main() {
 	}
 }
 
+// roundDir matches a result directory: ab-<binary>-<round>.
+var roundDir = regexp.MustCompile(`^ab-(.+)-([0-9]+)$`)
+
 // run writes the comparison of the rounds under dir to w.
 func run(w io.Writer, dir string) error {
-	medians := map[string]map[key][]float64{"new": {}, "base": {}}
-	rounds := 0
-	for round := 1; ; round++ {
-		found := false
-		for _, side := range []string{"new", "base"} {
-			path := filepath.Join(dir, fmt.Sprintf("ab-%s-%d", side, round), "scan_bench.json")
-			b, err := os.ReadFile(path)
-			if os.IsNotExist(err) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	// medians[binary][row] holds the row's median of each round, in order.
+	medians := map[string]map[key][]float64{}
+	type result struct {
+		binary string
+		round  int
+	}
+	var results []result
+	for _, e := range entries {
+		m := roundDir.FindStringSubmatch(e.Name())
+		if !e.IsDir() || m == nil {
+			continue
+		}
+		round, _ := strconv.Atoi(m[2])
+		results = append(results, result{m[1], round})
+	}
+	sort.Slice(results, func(i, j int) bool { return results[i].round < results[j].round })
+	for _, r := range results {
+		path := filepath.Join(dir, fmt.Sprintf("ab-%s-%d", r.binary, r.round), "scan_bench.json")
+		b, err := os.ReadFile(path)
+		if os.IsNotExist(err) {
+			continue // a run that failed; its log says why
+		}
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Rows []bench.Measurement `json:"rows"`
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		if medians[r.binary] == nil {
+			medians[r.binary] = map[key][]float64{}
+		}
+		for _, m := range out.Rows {
+			if m.Backend == "eager" {
 				continue
 			}
-			if err != nil {
-				return err
-			}
-			var r struct {
-				Rows []bench.Measurement `json:"rows"`
-			}
-			if err := json.Unmarshal(b, &r); err != nil {
-				return fmt.Errorf("%s: %v", path, err)
-			}
-			found = true
-			for _, m := range r.Rows {
-				if m.Backend == "eager" {
-					continue
-				}
-				k := key{m.Backend, string(m.Op), m.Shape, string(m.Mode), m.DType}
-				medians[side][k] = append(medians[side][k], m.Median)
-			}
+			k := key{m.Backend, string(m.Op), m.Shape, string(m.Mode), m.DType}
+			medians[r.binary][k] = append(medians[r.binary][k], m.Median)
 		}
-		if !found {
-			break
+	}
+	if medians["new"] == nil || medians["base"] == nil {
+		return fmt.Errorf("%s: no ab-new-N and ab-base-N with a scan_bench.json", dir)
+	}
+	// The binaries in order: new, base, then the variants by name.
+	binaries := []string{"new", "base"}
+	var variants []string
+	for b := range medians {
+		if b != "new" && b != "base" {
+			variants = append(variants, b)
 		}
-		rounds = round
 	}
-	if rounds == 0 {
-		return fmt.Errorf("%s: no ab-new-1 or ab-base-1 with a scan_bench.json", dir)
-	}
+	sort.Strings(variants)
+	binaries = append(binaries, variants...)
 	var keys []key
 	for k := range medians["new"] {
 		if _, ok := medians["base"][k]; ok {
@@ -84,11 +113,35 @@ func run(w io.Writer, dir string) error {
 		return strings.Join([]string{a.backend, a.op, a.shape, a.mode, a.dtype}, "\x00") <
 			strings.Join([]string{b.backend, b.op, b.shape, b.mode, b.dtype}, "\x00")
 	})
-	fmt.Fprintf(w, "| backend | op | shape | mode | dtype | new (µs) | base (µs) | new / base |\n|---|---|---|---|---|---|---|---:|\n")
+	head, rule := "| backend | op | shape | mode | dtype |", "|---|---|---|---|---|"
+	for _, b := range binaries {
+		head += fmt.Sprintf(" %s (µs) |", b)
+		rule += "---|"
+	}
+	for _, b := range binaries {
+		if b != "base" {
+			head += fmt.Sprintf(" %s / base |", b)
+			rule += "---:|"
+		}
+	}
+	fmt.Fprintf(w, "%s\n%s\n", head, rule)
 	for _, k := range keys {
-		n, b := medians["new"][k], medians["base"][k]
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %.3f |\n", k.backend, k.op, k.shape, k.mode, k.dtype,
-			list(n), list(b), sum(n)/sum(b))
+		line := fmt.Sprintf("| %s | %s | %s | %s | %s |", k.backend, k.op, k.shape, k.mode, k.dtype)
+		for _, b := range binaries {
+			line += fmt.Sprintf(" %s |", list(medians[b][k]))
+		}
+		base := mean(medians["base"][k])
+		for _, b := range binaries {
+			if b == "base" {
+				continue
+			}
+			if v := medians[b][k]; len(v) > 0 {
+				line += fmt.Sprintf(" %.3f |", mean(v)/base)
+			} else {
+				line += " - |"
+			}
+		}
+		fmt.Fprintln(w, line)
 	}
 	return nil
 }
@@ -102,10 +155,12 @@ func list(s []float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func sum(s []float64) float64 {
+// mean is the mean of the rounds' medians (a binary whose run failed in a
+// round has fewer).
+func mean(s []float64) float64 {
 	t := 0.0
 	for _, v := range s {
 		t += v
 	}
-	return t
+	return t / float64(len(s))
 }
