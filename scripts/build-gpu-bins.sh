@@ -15,14 +15,17 @@ go test -c -ldflags="$flags" -tags cuda -o .build/cuda.test ./cuda
 go build -ldflags="$flags" -tags cuda -o .build/scanbench ./cmd/scanbench
 
 # One compressed archive: it travels to the GPU machine (scripts/gpu-run.sh unpacks it).
+# The archives of an earlier build go, so that a call never times stale binaries.
 mkdir -p .carry
+rm -f .carry/bins.tgz .carry/base.tgz .carry/base-cuda.tgz .carry/variants.txz
 echo "$c" > .build/commit
 tar czf .carry/bins.tgz -C .build vk.test cuda.test scanbench commit
 rm .build/vk.test .build/cuda.test .build/scanbench
 ls -la .carry/bins.tgz
 
 # BASE=<commit>: also scanbench and the CUDA test binary as of that commit,
-# for gpu-run.sh's ab and cuda-sweep modes (.carry/base.tgz).
+# for gpu-run.sh's ab mode (.carry/base.tgz) and cuda-sweep mode
+# (.carry/base-cuda.tgz; apart, so that a call carries only what it runs).
 if [ -n "${BASE:-}" ]; then
   wt=$(mktemp -d)
   git worktree add -q --detach "$wt" "$BASE"
@@ -31,9 +34,10 @@ if [ -n "${BASE:-}" ]; then
   (cd "$wt" && go build -ldflags="$bflags" -tags cuda -o "$OLDPWD/.build/base-scanbench" ./cmd/scanbench &&
     go test -c -ldflags="$bflags" -tags cuda -o "$OLDPWD/.build/base-cuda.test" ./cuda)
   git worktree remove --force "$wt"
-  tar czf .carry/base.tgz -C .build base-scanbench base-cuda.test
+  tar czf .carry/base.tgz -C .build base-scanbench
+  tar czf .carry/base-cuda.tgz -C .build base-cuda.test
   rm .build/base-scanbench .build/base-cuda.test
-  ls -la .carry/base.tgz
+  ls -la .carry/base.tgz .carry/base-cuda.tgz
 fi
 
 # VARIANTS="<revision> ...": also scanbench as of each revision (a branch or

@@ -36,6 +36,7 @@ modes=${*:-conformance bench memory}
 
 mkdir -p .build; [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz -C .build
 [ -f .carry/base.tgz ] && tar xzf .carry/base.tgz -C .build
+[ -f .carry/base-cuda.tgz ] && tar xzf .carry/base-cuda.tgz -C .build
 if [ -f .carry/variants.txz ]; then
   tar xJf .carry/variants.txz -C .build 2>/dev/null ||
     python3 -c "import tarfile; tarfile.open('.carry/variants.txz').extractall('.build')"
