@@ -19,14 +19,15 @@
 // reaches only once done reading.
 //
 // A buffer holds its matrices in column planes: element (m, j) of lane r's
-// matrix at word j*P + r*K + m of the buffer, P = WG words a plane (AP for
+// matrix at word j*W + r*K + m of the buffer, W = WG words a plane (AP for
 // the backward's A_t). Invocation (r, i) publishes its row i as one word in
 // each plane, and the invocations of a workgroup write consecutive words;
 // reading element (m, j) of its lane, the K invocations of a lane read one
-// word (a broadcast) and the lanes of a subgroup consecutive rows' words,
-// in different banks. The backward reads a column of A_t, element (m, i)
-// for invocation (r, i): its planes are padded to AP = WG + 1 words so that
-// the rows i of one step fall in different banks too. (Rows stored
+// word (a broadcast) and the lanes of a subgroup words K apart, in
+// different banks (up to 32 words a subgroup). The backward also reads a
+// column of A_t, element (m, i) for invocation (r, i): its planes are
+// padded to AP = WG + 1 words so that the K invocations of a lane, reading
+// K different planes, fall in different banks too. (Rows stored
 // contiguously, [R][K][V], put the K invocations' stores v words apart and
 // the lanes' reads K*V words apart, in the same bank: many-way bank
 // conflicts on every shared-memory access.)

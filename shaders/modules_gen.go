@@ -75,7 +75,7 @@ var sourceDigests = map[string]string{
 	"affine.glsl":                      "f4b7ff794c7b9b9275a9afee581ed191864d2b6ef03deadfd870102fd697c140",
 	"affine_bwd.glsl":                  "d652f0ca083282e056386fdd7d28f62f8dbf700c7a65570b80dbadcf650fd72e",
 	"affine_fwd.glsl":                  "adda1f0c839a24a77e878606acc881a0b61b3ef7ba76da0f00f4f1659e06de44",
-	"affine_rows.glsl":                 "a47712971c23f85fbc31c1db305d8b3856589129d8eff19f31481bcbc4a9ac2e",
+	"affine_rows.glsl":                 "bf3c98937e6dde988a332ec77ba34f892306ff4a2fbc5fa7fc94020185cbfb06",
 	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",
 	"common.glsl":                      "96a9a860702df38dcbcfe452882e7d03870e91ff55bdb7bcda0dfeb60897483b",
 	"copy.comp":                        "32bcd83179ca176518802cfe56bd9db33c330f086fe9ef698dfeb287df5f650e",
