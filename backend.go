@@ -141,3 +141,18 @@ type Instrumented interface {
 	// launch, the fixed cost each launch adds.
 	DispatchLatency() (time.Duration, error)
 }
+
+// QueuedTimer is implemented by an Instrumented backend whose
+// LastKernelTime would otherwise include the host's time to submit an
+// operation: CUDA's pair of events around a launch from the host measures
+// the device idling until the launch arrives. With queued timing on, each
+// operation waits in the device's queue behind a short busy kernel until
+// the host has enqueued all of it, so LastKernelTime is the device's own
+// time from the operation's first kernel to its last, as timestamps
+// written into a recorded command buffer (Vulkan's) measure it. Each
+// operation then costs tens of microseconds of device time more: it is
+// for benchmarks (scanbench turns it on for every timed run), not for a
+// training loop.
+type QueuedTimer interface {
+	SetQueuedTiming(on bool)
+}

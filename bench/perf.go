@@ -145,8 +145,10 @@ type Measurement struct {
 	DType   string     `json:"dtype"`
 	Dims    scans.Dims `json:"dims"`
 	// Clock is "device" (the backend's own kernel timestamps,
-	// scans.Instrumented.LastKernelTime) or "wall" (host clock around the
-	// synchronous call; the eager backend).
+	// scans.Instrumented.LastKernelTime), "device, queued" (the same, from
+	// a scans.QueuedTimer with queued timing on: the device's time alone,
+	// not the host's to submit the launch) or "wall" (host clock around
+	// the synchronous call; the eager backend).
 	Clock string `json:"clock"`
 	Runs  int    `json:"runs"`
 	// Median, P10 and P90 of the timed runs, in seconds.
@@ -195,7 +197,10 @@ func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mo
 // cfg.MaxRuns). Each run's outputs are released after it, outside the
 // timing. Device time is used when b implements scans.Instrumented (the
 // forward's and the backward's LastKernelTime summed), wall time around
-// the synchronous calls otherwise.
+// the synchronous calls otherwise. A scans.QueuedTimer times queued for
+// the measurement (and is left with queued timing off), so that every
+// device clock counts the device's work alone, as timestamps in a
+// command buffer do.
 func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Measurement, err error) {
 	op, d, dt := in.Op, in.Dims, in.DType
 	m = Measurement{Backend: b.Name(), Op: op, Mode: mode, DType: dt.String(), Dims: d, Clock: "wall", Launches: Launches(mode)}
@@ -214,6 +219,11 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 	inst, _ := b.(scans.Instrumented)
 	if inst != nil {
 		m.Clock = "device"
+		if q, ok := b.(scans.QueuedTimer); ok {
+			q.SetQueuedTiming(true)
+			defer q.SetQueuedTiming(false)
+			m.Clock = "device, queued"
+		}
 	}
 
 	// once runs the mode and returns its time.

@@ -354,3 +354,41 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestQueuedTiming: with queued timing on, operations still compute what
+// eager does (a run the host outpaced is launched again), and their
+// events bracket the operation alone: an empty launch and a small scan
+// each time far less than the busy kernel in front of them.
+func TestQueuedTiming(t *testing.T) {
+	b := gpu(t)
+	b.SetQueuedTiming(true)
+	defer b.SetQueuedTiming(false)
+	ref := eager.New()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for _, op := range []scans.Op{scans.OpLinearScan, scans.OpGivensScan} {
+		d := scans.Dims{B: 4, T: 64, N: 64, K: 1, V: 1}
+		if op == scans.OpGivensScan {
+			d = scans.Dims{B: 4, T: 64, N: 8, K: 8, V: 1}
+		}
+		in, err := bench.InputsInit(op, d, scans.F32, bench.Typical, true, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compare(t, b, ref, op, in)
+		m, err := bench.MeasureInputs(b, in, bench.ModeForward, bench.Timing{Warmup: 2, MinRuns: 21, MaxRuns: 21})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Clock != "device, queued" || !(m.Median > 0) || m.Median*1e6 >= float64(busyStart/time.Microsecond)/2 {
+			t.Errorf("%s: clock %q, median %.2f µs; want device, queued and under half the busy kernel's %v", op, m.Clock, m.Median*1e6, busyStart)
+		}
+		t.Logf("%s %v: %.2f µs queued (p10 %.2f, p90 %.2f)", op, d, m.Median*1e6, m.P10*1e6, m.P90*1e6)
+	}
+	lat, err := b.DispatchLatency()
+	if err != nil || lat <= 0 || lat >= busyStart/2 {
+		t.Errorf("DispatchLatency = %v, %v; want a positive time under half the busy kernel's %v", lat, err, busyStart)
+	}
+	t.Logf("dispatch latency %v queued", lat)
+}

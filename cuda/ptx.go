@@ -27,10 +27,12 @@ func moduleOf(op scans.Op, d scans.Dims, dt scans.DType) string {
 	return string(op)
 }
 
-// The module and name of the empty kernel whose launch DispatchLatency times.
+// The module of the utility kernels, the empty kernel whose launch
+// DispatchLatency times and the busy kernel of queued timing.
 const (
 	utilModule  = "util"
 	emptyKernel = "empty_kernel"
+	busyKernel  = "busy_kernel"
 )
 
 // readPTX returns the embedded PTX of a module.

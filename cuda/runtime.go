@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mingru/scans"
@@ -42,9 +43,16 @@ type Backend struct {
 	funcs       map[string]C.CUfunction
 	start, stop C.CUevent
 
+	// busy is the length of queued timing's busy kernel (see timedOn);
+	// zero until first used.
+	busy time.Duration
+
 	// poison makes every operation fill its outputs with NaN before the
 	// launch, so tests can check that the kernels write every element.
 	poison bool
+
+	// queued is SetQueuedTiming's switch, read by every operation.
+	queued atomic.Bool
 
 	mu       sync.Mutex // guards the fields below
 	held     int64      // device bytes allocated by this backend now
@@ -59,6 +67,7 @@ func New() *Backend { return &Backend{} }
 var (
 	_ scans.Backend      = (*Backend)(nil)
 	_ scans.Instrumented = (*Backend)(nil)
+	_ scans.QueuedTimer  = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -358,30 +367,83 @@ func (b *Backend) ResetPeakBytes() {
 // one untimed warm-up.
 const repeats = 11
 
+// SetQueuedTiming implements scans.QueuedTimer: with on, each operation
+// is timed behind a busy kernel, so that LastKernelTime is the device's
+// time for the operation alone; off (the default), LastKernelTime also
+// holds the host's time to submit its launch, and an operation costs no
+// more device time than its kernel. CopyBandwidth and DispatchLatency are
+// always timed queued.
+func (b *Backend) SetQueuedTiming(on bool) { b.queued.Store(on) }
+
+// The busy kernel's first length, and the longest it grows to.
+const (
+	busyStart = 50 * time.Microsecond
+	busyMax   = 2 * time.Millisecond
+)
+
 // timed runs fn (which enqueues work on the default stream) between two
-// events and returns the device time between them. It runs on the device
-// goroutine.
+// events and returns the device time between them, queued as
+// SetQueuedTiming says. It runs on the device goroutine.
 func (b *Backend) timed(fn func() error) (time.Duration, error) {
-	if err := eventRecord(b.start); err != nil {
-		return 0, err
+	return b.timedOn(b.queued.Load(), fn)
+}
+
+// timedOn is timed, queued or not. Queued, a busy kernel (one thread
+// reading the device's timer for b.busy) is launched first, so that the
+// device reaches the first event only after the host has recorded it,
+// enqueued fn's work and recorded the second: the events then bracket the
+// device's work alone, with no wait for a launch to arrive. Should the
+// host take more than three quarters of the busy time to enqueue (a slow
+// host thread, a garbage collection), the device may have waited inside
+// the bracket: the busy time doubles (up to busyMax) and fn runs again.
+// Every caller's fn is one launch or copy that writes its outputs from its
+// inputs, so running it again gives the same outputs.
+func (b *Backend) timedOn(queued bool, fn func() error) (time.Duration, error) {
+	var busy C.CUfunction
+	if queued {
+		f, err := b.function(utilModule, busyKernel)
+		if err != nil {
+			return 0, err
+		}
+		busy = f
+		if b.busy == 0 {
+			b.busy = busyStart
+		}
 	}
-	if err := fn(); err != nil {
-		// Let what was enqueued finish before the caller frees anything.
-		ctxSynchronize()
-		return 0, err
+	for {
+		var t0 time.Time
+		if queued {
+			t0 = time.Now()
+			if err := launch(busyKernel, busy, 1, 1, 1, 0, []uint64{uint64(b.busy.Nanoseconds())}); err != nil {
+				return 0, err
+			}
+		}
+		if err := eventRecord(b.start); err != nil {
+			ctxSynchronize()
+			return 0, err
+		}
+		if err := fn(); err != nil {
+			// Let what was enqueued finish before the caller frees anything.
+			ctxSynchronize()
+			return 0, err
+		}
+		if err := eventRecord(b.stop); err != nil {
+			ctxSynchronize()
+			return 0, err
+		}
+		host := time.Since(t0)
+		if err := eventSynchronize(b.stop); err != nil {
+			return 0, err
+		}
+		ms, err := eventElapsed(b.start, b.stop)
+		if err != nil {
+			return 0, err
+		}
+		if !queued || host < b.busy*3/4 || b.busy >= busyMax {
+			return time.Duration(ms * float64(time.Millisecond)), nil
+		}
+		b.busy = min(2*b.busy, busyMax)
 	}
-	if err := eventRecord(b.stop); err != nil {
-		ctxSynchronize()
-		return 0, err
-	}
-	if err := eventSynchronize(b.stop); err != nil {
-		return 0, err
-	}
-	ms, err := eventElapsed(b.start, b.stop)
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(ms * float64(time.Millisecond)), nil
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -391,8 +453,9 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // CopyBandwidth copies a device buffer of the given size to another
-// (cuMemcpyDtoDAsync), timed with events, and returns the bytes read plus
-// written per second, the median of several copies after a warm-up.
+// (cuMemcpyDtoDAsync), timed queued with events (SetQueuedTiming), and
+// returns the bytes read plus written per second, the median of several
+// copies after a warm-up.
 func (b *Backend) CopyBandwidth(bytes int64) (bw float64, err error) {
 	defer guard("copy bandwidth", &err)
 	if bytes < 4 {
@@ -415,7 +478,7 @@ func (b *Backend) CopyBandwidth(bytes int64) (bw float64, err error) {
 		}
 		times := make([]time.Duration, 0, repeats)
 		for i := 0; i <= repeats; i++ {
-			d, err := b.timed(func() error { return memcpyDtoDAsync(dst, src, bytes) })
+			d, err := b.timedOn(true, func() error { return memcpyDtoDAsync(dst, src, bytes) })
 			if err != nil {
 				return err
 			}
@@ -435,18 +498,18 @@ func (b *Backend) CopyBandwidth(bytes int64) (bw float64, err error) {
 
 // latencyWarmup and latencyRepeats are the untimed and timed launches
 // of DispatchLatency: an empty launch takes a few microseconds, so many
-// of them cost little. What the median measures still moves from run to
-// run by more than its sampling error (on one H200: 6.5 and 4.8 µs with 11
-// launches, 5.6 and 4.9 µs with 101, in consecutive runs): an event pair
-// around one launch includes the host's time to submit it, as the
-// operations' timings do.
+// of them cost little.
 const (
 	latencyWarmup  = 20
 	latencyRepeats = 101
 )
 
 // DispatchLatency is the device time of one empty kernel launch (one
-// block of one thread), timed with events as the operations are: the
+// block of one thread), timed queued (SetQueuedTiming) as scanbench times
+// the operations: what a launch adds on the device, not the host's time
+// to submit it (which, timed with an event pair around one launch from
+// the host, moved from run to run on one H200 by more than its sampling
+// error: 5.6 and 4.9 µs medians of 101 launches in consecutive runs). The
 // median of latencyRepeats launches after latencyWarmup untimed ones.
 func (b *Backend) DispatchLatency() (lat time.Duration, err error) {
 	defer guard("dispatch latency", &err)
@@ -457,7 +520,7 @@ func (b *Backend) DispatchLatency() (lat time.Duration, err error) {
 		}
 		times := make([]time.Duration, 0, latencyRepeats)
 		for i := 0; i < latencyWarmup+latencyRepeats; i++ {
-			d, err := b.timed(func() error { return launch(emptyKernel, f, 1, 1, 1, 0, nil) })
+			d, err := b.timedOn(true, func() error { return launch(emptyKernel, f, 1, 1, 1, 0, nil) })
 			if err != nil {
 				return err
 			}

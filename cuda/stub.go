@@ -22,6 +22,7 @@ func New() *Backend { return &Backend{} }
 var (
 	_ scans.Backend      = (*Backend)(nil)
 	_ scans.Instrumented = (*Backend)(nil)
+	_ scans.QueuedTimer  = (*Backend)(nil)
 )
 
 func unavailable() error { return &scans.UnavailableError{Backend: backendName, Reason: notBuilt} }
@@ -106,3 +107,6 @@ func (*Backend) CopyBandwidth(int64) (float64, error) { return 0, unavailable() 
 
 // DispatchLatency returns a *scans.UnavailableError.
 func (*Backend) DispatchLatency() (time.Duration, error) { return 0, unavailable() }
+
+// SetQueuedTiming does nothing: nothing is ever timed.
+func (*Backend) SetQueuedTiming(bool) {}

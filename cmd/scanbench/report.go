@@ -187,7 +187,9 @@ func (r *benchReport) fillSpeedups() {
 
 const benchLegend = `Columns: **median**, **p10**, **p90** of the timed runs after warm-up
 (clock: *device* = the backend's kernel timestamps, scans.Instrumented.LastKernelTime,
-summed over the forward and the backward; *wall* = host clock around the
+summed over the forward and the backward; *device, queued* = the same, each launch
+queued behind a busy kernel so that the device's time alone is counted, not the
+host's time to submit it (CUDA; scans.QueuedTimer); *wall* = host clock around the
 synchronous call, eager). **bytes** is the traffic each tensor read or written once:
 
     forward           = sum(forward inputs, h0 included) + output

@@ -1,0 +1,93 @@
+package bench
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/eager"
+)
+
+// queuedGPU is eager with device-like instrumentation and a queued-timing
+// switch; it records whether each operation ran with the switch on.
+type queuedGPU struct {
+	*eager.Backend
+	mu       sync.Mutex
+	on       bool
+	ops, off int // operations run, and those run with the switch off
+	last     time.Duration
+}
+
+func (q *queuedGPU) SetQueuedTiming(on bool) {
+	q.mu.Lock()
+	q.on = on
+	q.mu.Unlock()
+}
+
+func (q *queuedGPU) count() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ops++
+	if !q.on {
+		q.off++
+	}
+	q.last = time.Duration(1+rand.IntN(100)) * time.Microsecond
+}
+
+func (q *queuedGPU) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
+	q.count()
+	return q.Backend.LinearScan(a, b, h0)
+}
+
+func (q *queuedGPU) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
+	q.count()
+	return q.Backend.LinearScanBackward(a, b, h0, h, dh)
+}
+
+func (q *queuedGPU) LastKernelTime() (time.Duration, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.last, q.ops > 0
+}
+func (*queuedGPU) PeakBytes() int64                        { return 0 }
+func (*queuedGPU) ResetPeakBytes()                         {}
+func (*queuedGPU) CopyBandwidth(int64) (float64, error)    { return 1e11, nil }
+func (*queuedGPU) DispatchLatency() (time.Duration, error) { return time.Microsecond, nil }
+
+var (
+	_ scans.Instrumented = (*queuedGPU)(nil)
+	_ scans.QueuedTimer  = (*queuedGPU)(nil)
+)
+
+// A backend that can time queued is timed queued, every run (warm-up
+// included), and left with queued timing off; its clock says so.
+func TestMeasureQueued(t *testing.T) {
+	q := &queuedGPU{Backend: eager.New()}
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeForward, ModeBackward} {
+		q.ops, q.off = 0, 0
+		m, err := MeasureInputs(q, in, mode, Timing{Warmup: 1, MinRuns: 3, MaxRuns: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 4
+		if mode == ModeBackward {
+			want = 8
+		}
+		if q.ops != want || q.off != 0 {
+			t.Errorf("%s: %d operations, %d of them not queued; want %d, all queued", mode, q.ops, q.off, want)
+		}
+		if q.on {
+			t.Errorf("%s: queued timing left on", mode)
+		}
+		if m.Clock != "device, queued" || m.Median <= 0 {
+			t.Errorf("%s: clock %q, median %g; want device, queued and a positive time", mode, m.Clock, m.Median)
+		}
+	}
+}
