@@ -1,7 +1,13 @@
 // Package cuda runs the minGRU scans on an NVIDIA GPU through the CUDA
-// driver API. It implements scans.Backend and scans.Instrumented; most
-// programs reach it through package dispatch (MINGRU_SCAN=cuda or auto)
-// rather than directly.
+// driver API. It implements scans.Backend, scans.Instrumented and
+// scans.QueuedTimer; most programs reach it through package dispatch
+// (MINGRU_SCAN=cuda or auto) rather than directly.
+//
+// Every operation is one kernel launch between two events, so
+// LastKernelTime is always available. By default those events also hold
+// the host's time to submit the launch (a few microseconds); with
+// SetQueuedTiming(true), as scanbench runs, each launch waits in the queue
+// behind a short busy kernel and the events hold the device's work alone.
 //
 // # Building
 //

@@ -23,6 +23,13 @@
 // Vulkan rows on NVIDIA from runs that include the CUDA backend (the
 // default, -tags cuda), as the committed H200 tables do.
 //
+// Device time: Vulkan rows are timed by timestamps written into the
+// recorded command buffer; CUDA rows by events with each timed launch
+// queued behind a short busy kernel (scans.QueuedTimer), so that neither
+// counts the host's time to submit the work and the two backends' rows,
+// and their floors (copy bandwidth and the empty dispatch are timed the
+// same way), compare like for like.
+//
 // Examples:
 //
 //	go run ./cmd/scanbench                       # quick conformance check
@@ -60,8 +67,9 @@ Modes (any combination; with none, scanbench runs --check --quick):
 
   --bench   Benchmarks the contract's shapes (lab, long-T, large) for each
             op and backend, forward and forward+backward: warm-up, then
-            timed runs (median, p10, p90; device time on GPU backends, wall
-            time on eager), achieved bandwidth, fraction of the copy
+            timed runs (median, p10, p90; device time on GPU backends,
+            without the host's time to submit the work; wall time on
+            eager), achieved bandwidth, fraction of the copy
             bandwidth measured in the same run, the floor (bytes at copy
             bandwidth + launch latency) and the speedup over eager. eager is
             not run at the large shape (it would take minutes); such rows
