@@ -43,8 +43,7 @@ type Backend struct {
 	funcs       map[string]C.CUfunction
 	start, stop C.CUevent
 
-	// busy is the length of queued timing's busy kernel (see timedOn);
-	// zero until first used.
+	// busy is the length of queued timing's busy kernel (see timedOn).
 	busy time.Duration
 
 	// poison makes every operation fill its outputs with NaN before the
@@ -156,6 +155,7 @@ func (b *Backend) open() (err error) {
 	b.occ = occupancy{threads: attrs[0] * attrs[1], blocks: attrs[0] * attrs[4], sms: attrs[0], regs: attrs[5]}
 	b.modules = map[string]C.CUmodule{}
 	b.funcs = map[string]C.CUfunction{}
+	b.busy = busyStart
 	return nil
 }
 
@@ -406,9 +406,6 @@ func (b *Backend) timedOn(queued bool, fn func() error) (time.Duration, error) {
 			return 0, err
 		}
 		busy = f
-		if b.busy == 0 {
-			b.busy = busyStart
-		}
 	}
 	for {
 		var t0 time.Time
@@ -431,7 +428,10 @@ func (b *Backend) timedOn(queued bool, fn func() error) (time.Duration, error) {
 			ctxSynchronize()
 			return 0, err
 		}
-		host := time.Since(t0)
+		var host time.Duration
+		if queued {
+			host = time.Since(t0)
+		}
 		if err := eventSynchronize(b.stop); err != nil {
 			return 0, err
 		}
