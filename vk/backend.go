@@ -34,6 +34,11 @@ type config struct {
 	// forward, 1 the backward).
 	rowsWG   [2]int
 	rowsRing [2]int
+	// Tests: run matrix_affine_scan in the row layout (affineRows > 0) or
+	// the column layout (< 0) whatever blockRows says, the column layout
+	// with blockChunks chunks of T where that is > 0.
+	affineRows  int
+	blockChunks int
 	// Tests: softF16 widens and narrows f16 with the integer conversions
 	// even where the device's instructions are exact (no probes run);
 	// hwNarrow narrows f16 with packHalf2x16 without probing it, so that

@@ -307,6 +307,12 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 		wg, chunks = givensLayout(d.B, d.T, d.N, d.K, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 	} else if phase == 0 {
 		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+		if c.b.cfg.blockChunks > 0 {
+			wg, chunks = blockWG, c.b.cfg.blockChunks
+			if chunks > 1 {
+				wg = blockChunksWG(d.V, chunks)
+			}
+		}
 	}
 	k.spec[specWG] = uint32(wg)
 	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
@@ -348,6 +354,9 @@ func (c *call) rows(dir scans.Direction) kernel {
 // useRows says whether matrix_affine_scan runs in the row layout.
 func (c *call) useRows() bool {
 	d := c.dims
+	if c.op == scans.OpMatrixAffineScan && c.b.cfg.affineRows != 0 {
+		return c.b.cfg.affineRows > 0
+	}
 	return c.op == scans.OpMatrixAffineScan &&
 		blockRows(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 }

@@ -239,12 +239,8 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 		limit = maxWG
 	}
 	layout := func(c int) (wg, shared int) {
-		lpw := 32 / (V * c)
-		if lpw < 1 {
-			lpw = 1
-		}
-		wg = lpw * V * c
-		return wg, 4 * (lpw*c*K*K + 1 + wg*K + 1) // the shader's sh_P and sh_S
+		wg = blockChunksWG(V, c)
+		return wg, 4 * (wg/V*K*K + 1 + wg*K + 1) // the shader's sh_P and sh_S
 	}
 	chunks = 1
 	for {
@@ -261,6 +257,13 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 	}
 	wg, _ = layout(chunks)
 	return wg, chunks
+}
+
+// blockChunksWG is the workgroup of the chunked block layout with chunks
+// chunks of T and V columns: LPW = max(1, 32/(V*chunks)) lanes of
+// V*chunks invocations.
+func blockChunksWG(V, chunks int) int {
+	return max(1, 32/(V*chunks)) * V * chunks
 }
 
 // The row layout of matrix_affine_scan (shaders/affine_rows.glsl): one

@@ -33,6 +33,12 @@ import (
 //   - rows: matrix_affine_scan in the row layout (f32) under workgroups of
 //     32 to 128 invocations and rings of 2 to 8 steps; its rows say "rows"
 //     and give the workgroup as the tile and the ring as the chunks.
+//   - affine-long: matrix_affine_scan at the long-T shape (f32, forward
+//     and forward+backward) in the row layout under workgroups of 32 and
+//     64 invocations, and in the column layout under every chunk count
+//     that keeps 8 steps a chunk and fits a workgroup; its rows say
+//     "rows" (the workgroup as the tile) or "columns" (the workgroup as
+//     the tile, the chunks as the chunks).
 //
 // The tiled kernels' rows say "tiled".
 //
@@ -94,7 +100,7 @@ func TestLayoutSweep(t *testing.T) {
 	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
 	sets := os.Getenv("MINGRU_VK_SWEEP_SETS")
 	if sets == "" {
-		sets = "long,large,aligned,givens,givens16,rows"
+		sets = "long,large,aligned,givens,givens16,rows,affine-long"
 	}
 	want := func(set string) bool { return strings.Contains(","+sets+",", ","+set+",") }
 	// grid times op at dims under every tile width of tiles and chunk
@@ -276,4 +282,47 @@ func TestLayoutSweep(t *testing.T) {
 		}
 		kernelName = "tiled"
 	}
+	if want("affine-long") {
+		defer func() { b.cfg.rowsWG, b.cfg.affineRows, b.cfg.blockChunks = [2]int{}, 0, 0 }()
+		op := scans.OpMatrixAffineScan
+		dims := long.Dims(op)
+		ruleRows := blockRows(dims.B, dims.T, dims.N, dims.K, dims.V, d.maxWorkgroup(), d.maxSharedMemory())
+		_, ruleChunks := blockLayout(dims.B, dims.T, dims.N, dims.K, dims.V, d.maxWorkgroup(), d.maxSharedMemory())
+		for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+			kernelName = "rows"
+			b.cfg.affineRows = 1
+			for _, wg := range []int{32, 64} {
+				// forward+backward: the forward at the rule's workgroup
+				bwd := mode == bench.ModeBackward
+				b.cfg.rowsWG = [2]int{}
+				b.cfg.rowsWG[btoi(bwd)] = wg
+				rule := ruleRows && wg == rowWorkgroup(dims.V, 4, bwd, d.maxWorkgroup(), d.maxSharedMemory())
+				row("long-T", op, dims, scans.F32, mode, wg, 1, rule)
+			}
+			b.cfg.rowsWG = [2]int{}
+			kernelName = "columns"
+			b.cfg.affineRows = -1
+			for chunks := 1; 8*chunks <= dims.T; chunks *= 2 {
+				wg := blockWG
+				if chunks > 1 {
+					wg = blockChunksWG(dims.V, chunks)
+				}
+				shared := 4 * (wg/dims.V*dims.K*dims.K + 1 + wg*dims.K + 1)
+				if wg > d.maxWorkgroup() || shared > d.maxSharedMemory() {
+					break
+				}
+				b.cfg.blockChunks = chunks
+				row("long-T", op, dims, scans.F32, mode, wg, chunks, !ruleRows && chunks == ruleChunks)
+			}
+			b.cfg.affineRows, b.cfg.blockChunks = 0, 0
+		}
+		kernelName = "tiled"
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
