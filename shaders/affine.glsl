@@ -15,6 +15,15 @@
 // each invocation folds the aggregates of earlier chunks into its carry-in
 // and rescans its chunk. Pass 1 costs about 1 + ceil(k/v) times a plain
 // step, so the host chunks only where that factor is small.
+//
+// Composing the chunks' maps is exact algebra but not IEEE-identical to
+// the recurrence once a value is infinite or NaN (inf - inf and 0 * inf
+// come in another order). A sum of products with a non-finite operand is
+// not finite, and a non-finite entry of the carry reaches every entry in
+// the next fold, so a finite carry-in means every aggregate folded (and
+// H0) was finite. An invocation whose carry-in is not finite takes it from
+// the sequential recurrence over the steps before its chunk instead, from
+// memory; it decides alone (columns are independent recurrences).
 
 layout(constant_id = 3) const uint CHUNKS = 1;
 
@@ -71,25 +80,6 @@ uint init_index(Col r) { return (r.b * pc.N + r.n) * K * V; }
 uint p_slot(Col r, uint k) { return (k * LPW + r.local) * K * K; }
 uint s_slot(Col r, uint k) { return ((k * LPW + r.local) * V + r.c) * K; }
 
-// Whether every aggregate of the lane is finite. Composing aggregates is
-// not IEEE-identical to the sequential recurrence once one is infinite or
-// NaN (it can form inf - inf), so such a lane falls back to one sequential
-// pass by its chunk-0 invocations. Call after the barrier.
-bool aggregates_finite(Col r) {
-    bool ok = true;
-    for (uint k = 0u; k < CHUNKS; k++) {
-        for (uint e = 0u; e < K * K; e++) {
-            float x = sh_P[p_slot(r, k) + e];
-            ok = ok && !isnan(x) && !isinf(x);
-        }
-        for (uint e = 0u; e < K; e++) {
-            float x = sh_S[s_slot(r, k) + e];
-            ok = ok && !isnan(x) && !isinf(x);
-        }
-    }
-    return ok;
-}
-
 // STORE_CHUNK(r, s, cols) stores this invocation's part of its chunk's
 // aggregate in shared memory: its column s of S (K floats) and its columns
 // cols of P (NP*K floats). (A macro: glslang does not reliably match
@@ -109,21 +99,6 @@ bool aggregates_finite(Col r) {
             }                                                           \
         }                                                               \
     }
-
-// walk_all_if_not_finite waits for the workgroup's aggregates (after
-// STORE_CHUNK). Where one of the lane's is not finite it makes r the
-// sequential walk of all T by the lane's chunk-0 invocations (the others
-// leave) and returns true.
-bool walk_all_if_not_finite(inout Col r) {
-    barrier();
-    if (aggregates_finite(r)) {
-        return false;
-    }
-    r.live = r.live && r.j == 0u;
-    r.t0 = 0u;
-    r.t1 = pc.T;
-    return true;
-}
 
 // apply_chunk maps v through chunk k's aggregate: v = P_k v + S_k.
 void apply_chunk(Col r, uint k, inout float v[K]) {

@@ -53,7 +53,6 @@ void scan_columns() {
     float u[K];  // A_{t+1}^T G_{t+1}, column c
     float g[K];
     float hp[K];
-    bool seq = false;
     if (CHUNKS > 1u) {
         // Pass 1, right to left: u_out = Q u_in + R with R from u_in = 0
         // (this column) and Q = A_s^T ... A_{e-1}^T (owned columns).
@@ -88,7 +87,7 @@ void scan_columns() {
             }
         }
         STORE_CHUNK(r, u, q);
-        seq = walk_all_if_not_finite(r);
+        barrier();
     }
     if (!r.live) {
         return;
@@ -96,9 +95,28 @@ void scan_columns() {
     for (uint i = 0u; i < K; i++) {
         u[i] = 0.0;
     }
-    if (CHUNKS > 1u && !seq) {
+    if (CHUNKS > 1u) {
         for (uint k = CHUNKS - 1u; k > r.j; k--) {
             apply_chunk(r, k, u);
+        }
+        // A carry-in that is not finite: walk the later steps of this
+        // column one by one instead (see affine.glsl).
+        bool finite = true;
+        for (uint i = 0u; i < K; i++) {
+            finite = finite && !isnan(u[i]) && !isinf(u[i]);
+        }
+        if (!finite) {
+            for (uint i = 0u; i < K; i++) {
+                u[i] = 0.0;
+            }
+            for (uint tt = pc.T; tt > r.t1; tt--) {
+                uint t = tt - 1u;
+                uint xi = x_index(r, t) + r.c;
+                for (uint i = 0u; i < K; i++) {
+                    g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
+                }
+                at_mul(pc.off[0] + a_index(r, t), g, u);
+            }
         }
     }
     for (uint tt = r.t1; tt > r.t0; tt--) {

@@ -26,7 +26,6 @@ void main() {
     Col r = column_of_invocation();
     float h[K];
     float hn[K];
-    bool seq = false;
     if (CHUNKS > 1u) {
         // Pass 1: S (this column) and the owned columns of P over the chunk.
         float p[NP * K];
@@ -55,7 +54,7 @@ void main() {
             }
         }
         STORE_CHUNK(r, h, p);
-        seq = walk_all_if_not_finite(r);
+        barrier();
     }
     if (!r.live) {
         return;
@@ -63,16 +62,12 @@ void main() {
     for (uint i = 0u; i < K; i++) {
         h[i] = HAS_INIT ? LD(H0_, pc.off[2] + init_index(r) + i * V + r.c) : 0.0;
     }
-    if (CHUNKS > 1u && !seq) {
+    if (CHUNKS > 1u) {
         for (uint k = 0u; k < r.j; k++) {
             apply_chunk(r, k, h);
         }
-        // A carry-in that is not finite (an infinite H0, or an overflow)
-        // went through the aggregates in another order than the
-        // recurrence's, which can give Inf where the sequential order
-        // forms Inf - Inf: walk the earlier steps of this column one by
-        // one instead. Columns are independent recurrences, and no barrier
-        // follows, so the invocation decides alone.
+        // A carry-in that is not finite: walk the earlier steps of this
+        // column one by one instead (see affine.glsl).
         bool finite = true;
         for (uint i = 0u; i < K; i++) {
             finite = finite && !isnan(h[i]) && !isinf(h[i]);

@@ -72,9 +72,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "f4b7ff794c7b9b9275a9afee581ed191864d2b6ef03deadfd870102fd697c140",
-	"affine_bwd.glsl":                  "d652f0ca083282e056386fdd7d28f62f8dbf700c7a65570b80dbadcf650fd72e",
-	"affine_fwd.glsl":                  "adda1f0c839a24a77e878606acc881a0b61b3ef7ba76da0f00f4f1659e06de44",
+	"affine.glsl":                      "ccb2952d7384eda8156a8b427d88b04e303dd9d446f8a58d4a8cd00dbe7f37aa",
+	"affine_bwd.glsl":                  "d69cf653456bd3995d2209a3ba5252b8246fa29197ddc4f762bb4a5161623bc3",
+	"affine_fwd.glsl":                  "ef121b758301762cd33391b49d931235099db62cc84c27048004f0aa6f4d6aaa",
 	"affine_rows.glsl":                 "bf3c98937e6dde988a332ec77ba34f892306ff4a2fbc5fa7fc94020185cbfb06",
 	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",
 	"common.glsl":                      "96a9a860702df38dcbcfe452882e7d03870e91ff55bdb7bcda0dfeb60897483b",
