@@ -64,6 +64,20 @@ void at_mul(uint ai, float g[K], out float o[K]) {
 // m = c, c + V, ... of the row, which it stores: K*(1 - 1/V) shuffles a
 // row, each group's stores of a row contiguous. Every loop bound is
 // uniform over the group, so a shuffle's source is always active.
+// HALVE_DA(d) is the round at distance d (a constant, so that once the
+// loop over m is unrolled every index into a is one too; V is at most 16).
+#define HALVE_DA(d)                                                     \
+    if ((d) < V) {                                                      \
+        bool hi_ = (r.c & (d)) != 0u;                                   \
+        [[unroll]] for (uint m_ = 0u; m_ < K; m_++) {                   \
+            if (m_ % V < (d)) {                                         \
+                float mine_ = hi_ ? a[m_ + (d)] : a[m_];                \
+                float other_ = hi_ ? a[m_] : a[m_ + (d)];               \
+                a[m_] = mine_ + subgroupShuffleXor(other_, (d));        \
+            }                                                           \
+        }                                                               \
+    }
+
 void store_da(Col r, uint t, float g[K], float hp[K]) {
     uint di = pc.off[4] + a_index(r, t);
     [[unroll]] for (uint i = 0u; i < K; i++) {
@@ -71,16 +85,10 @@ void store_da(Col r, uint t, float g[K], float hp[K]) {
         [[unroll]] for (uint m = 0u; m < K; m++) {
             a[m] = g[i] * hp[m];
         }
-        [[unroll]] for (uint d = V / 2u; d > 0u; d /= 2u) {
-            bool hi = (r.c & d) != 0u;
-            [[unroll]] for (uint m = 0u; m < K; m++) {
-                if (m % V < d) {
-                    float mine = hi ? a[m + d] : a[m];
-                    float other = hi ? a[m] : a[m + d];
-                    a[m] = mine + subgroupShuffleXor(other, d);
-                }
-            }
-        }
+        HALVE_DA(8u)
+        HALVE_DA(4u)
+        HALVE_DA(2u)
+        HALVE_DA(1u)
         [[unroll]] for (uint m = 0u; m < K; m += V) {
             ST(dA_, di + i * K + m + r.c, a[m]);
         }

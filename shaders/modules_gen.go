@@ -76,7 +76,7 @@ var modules = []module{
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
 	"affine.glsl":                      "a6213fc4f86108c294990fc6b8ec3260dd5ceacaaee4426f30347003dbe5bedd",
-	"affine_bwd.glsl":                  "3b29e5fce48e1309375fce71103e19d170f10442d30e85f3da7f8606ccbbdeba",
+	"affine_bwd.glsl":                  "992a41cc7847376dd5ddc4c15290342970f6a807fa60e7a95be4c6dcb7a11e7d",
 	"affine_fwd.glsl":                  "ef121b758301762cd33391b49d931235099db62cc84c27048004f0aa6f4d6aaa",
 	"affine_rows.glsl":                 "bf3c98937e6dde988a332ec77ba34f892306ff4a2fbc5fa7fc94020185cbfb06",
 	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",
