@@ -56,14 +56,7 @@ struct Col {
 
 Col column_of_invocation() {
     Col r;
-#ifdef SG_DA
-    // Numbered by subgroup, so that the V invocations of a (chunk, lane)
-    // group share a subgroup whatever order the device forms subgroups in
-    // (the host makes WG a multiple of the subgroup size).
-    uint lid = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-#else
     uint lid = gl_LocalInvocationID.x;
-#endif
     r.c = lid % V;
     r.local = (lid / V) % LPW;
     r.j = lid / (V * LPW);

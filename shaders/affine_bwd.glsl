@@ -4,13 +4,9 @@
 //   dA_t = G_t H_{t-1}^T = sum over columns c of G_t[:,c] H_{t-1}[:,c]^T.
 // With V = 1 a column is the whole block and dA is written in the same pass
 // (PHASE 0). With V > 1, dA sums over columns held by different
-// invocations. The module built with SG_DA (matrix_affine_scan_sg_bwd, for
-// devices whose subgroups have shuffles and hold the V invocations of a
-// group, V <= K) forms those sums in the same pass too, through shuffles
-// (store_da). Elsewhere a second dispatch (PHASE 1, one invocation per
-// element of dA) computes them from G, read back in f32 (from dX for f32
-// tensors, from an f32 scratch buffer written when WRITE_G32 is set for
-// 16-bit tensors).
+// invocations, so a second dispatch (PHASE 1, one invocation per element of
+// dA) computes it from G, read back in f32 (from dX for f32 tensors, from
+// an f32 scratch buffer written when WRITE_G32 is set for 16-bit tensors).
 
 layout(constant_id = 5) const uint PHASE = 0;
 layout(constant_id = 6) const bool WRITE_G32 = false;
@@ -51,55 +47,6 @@ void at_mul(uint ai, float g[K], out float o[K]) {
         }
     }
 }
-
-#ifdef SG_DA
-
-// store_da stores dA_t = G_t H_{t-1}^T for this invocation's group, g and
-// hp being its columns of G_t and H_{t-1}: element (i, m) sums g[i]*hp[m]
-// over the V invocations. Row by row, each invocation forms its K
-// products, and the group halves them log2(V) times (recursive halving:
-// at distance d an invocation keeps the elements whose bit d of m mod V
-// matches its column's, adding its partner's part of them, and hands the
-// others over), so that invocation c ends with the sums of the elements
-// m = c, c + V, ... of the row, which it stores: K*(1 - 1/V) shuffles a
-// row, each group's stores of a row contiguous. Every loop bound is
-// uniform over the group, so a shuffle's source is always active.
-// HALVE_DA(d) is the round at distance d (a constant, so that once the
-// loop over m is unrolled every index into a is one too; V is at most 16).
-#define HALVE_DA(d)                                                     \
-    if ((d) < V) {                                                      \
-        bool hi_ = (r.c & (d)) != 0u;                                   \
-        [[unroll]] for (uint m_ = 0u; m_ < K; m_++) {                   \
-            if (m_ % V < (d)) {                                         \
-                float mine_ = hi_ ? a[m_ + (d)] : a[m_];                \
-                float other_ = hi_ ? a[m_] : a[m_ + (d)];               \
-                a[m_] = mine_ + subgroupShuffleXor(other_, (d));        \
-            }                                                           \
-        }                                                               \
-    }
-
-void store_da(Col r, uint t, float g[K], float hp[K]) {
-    uint di = pc.off[4] + a_index(r, t);
-    [[unroll]] for (uint i = 0u; i < K; i++) {
-        float a[K];
-        [[unroll]] for (uint m = 0u; m < K; m++) {
-            a[m] = g[i] * hp[m];
-        }
-        HALVE_DA(8u)
-        HALVE_DA(4u)
-        HALVE_DA(2u)
-        HALVE_DA(1u)
-        [[unroll]] for (uint m = 0u; m < K; m += V) {
-            ST(dA_, di + i * K + m + r.c, a[m]);
-        }
-    }
-}
-// LOAD_HP: whether pass 2 reads H_{t-1}, for dA (store_da's, or V = 1's
-// outer product).
-#define LOAD_HP true
-#else
-#define LOAD_HP (V == 1u)
-#endif
 
 void scan_columns() {
     Col r = column_of_invocation();
@@ -183,7 +130,7 @@ void scan_columns() {
         for (uint i = 0u; i < K; i++) {
             g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
         }
-        if (LOAD_HP) {
+        if (V == 1u) {
             for (uint m = 0u; m < K; m++) {
                 if (t > 0u) {
                     hp[m] = LD(H_, pc.off[2] + xi - pc.N * K * V + m * V);
@@ -201,9 +148,6 @@ void scan_columns() {
                 G32_[pc.off[7] + xi + i * V] = g[i];
             }
         }
-#ifdef SG_DA
-        store_da(r, t, g, hp);
-#else
         if (V == 1u) {
             uint di = pc.off[4] + a_index(r, t);
             for (uint i = 0u; i < K; i++) {
@@ -212,7 +156,6 @@ void scan_columns() {
                 }
             }
         }
-#endif
     }
     if (r.j == 0u && HAS_INIT) {
         for (uint i = 0u; i < K; i++) {

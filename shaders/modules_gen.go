@@ -56,9 +56,6 @@ var modules = []module{
 	{Name: "matrix_affine_scan_rows_fwd_f32", Source: "matrix_affine_scan_rows_fwd.comp", Defines: []string{"DT_F32"}},
 	{Name: "matrix_affine_scan_rows_fwd_f16", Source: "matrix_affine_scan_rows_fwd.comp", Defines: []string{"DT_F16"}},
 	{Name: "matrix_affine_scan_rows_fwd_bf16", Source: "matrix_affine_scan_rows_fwd.comp", Defines: []string{"DT_BF16"}},
-	{Name: "matrix_affine_scan_sg_bwd_f32", Source: "matrix_affine_scan_sg_bwd.comp", Defines: []string{"DT_F32"}, Flags: []string{"--target-env=vulkan1.1"}},
-	{Name: "matrix_affine_scan_sg_bwd_f16", Source: "matrix_affine_scan_sg_bwd.comp", Defines: []string{"DT_F16"}, Flags: []string{"--target-env=vulkan1.1"}},
-	{Name: "matrix_affine_scan_sg_bwd_bf16", Source: "matrix_affine_scan_sg_bwd.comp", Defines: []string{"DT_BF16"}, Flags: []string{"--target-env=vulkan1.1"}},
 	{Name: "matrix_scan_bwd_f32", Source: "matrix_scan_bwd.comp", Defines: []string{"DT_F32"}},
 	{Name: "matrix_scan_bwd_f16", Source: "matrix_scan_bwd.comp", Defines: []string{"DT_F16"}},
 	{Name: "matrix_scan_bwd_bf16", Source: "matrix_scan_bwd.comp", Defines: []string{"DT_BF16"}},
@@ -75,8 +72,8 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "a6213fc4f86108c294990fc6b8ec3260dd5ceacaaee4426f30347003dbe5bedd",
-	"affine_bwd.glsl":                  "992a41cc7847376dd5ddc4c15290342970f6a807fa60e7a95be4c6dcb7a11e7d",
+	"affine.glsl":                      "ccb2952d7384eda8156a8b427d88b04e303dd9d446f8a58d4a8cd00dbe7f37aa",
+	"affine_bwd.glsl":                  "d69cf653456bd3995d2209a3ba5252b8246fa29197ddc4f762bb4a5161623bc3",
 	"affine_fwd.glsl":                  "ef121b758301762cd33391b49d931235099db62cc84c27048004f0aa6f4d6aaa",
 	"affine_rows.glsl":                 "bf3c98937e6dde988a332ec77ba34f892306ff4a2fbc5fa7fc94020185cbfb06",
 	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",
@@ -99,7 +96,6 @@ var sourceDigests = map[string]string{
 	"matrix_affine_scan_fwd.comp":      "17d5d431da466c917a5ce806ef1a43c9dc561d3c5e9181f2f570b99fa3261cf4",
 	"matrix_affine_scan_rows_bwd.comp": "f91d06dce8ab1689f9a7de937fa1ef3a161bef617c2cc87e502920cdd548f3da",
 	"matrix_affine_scan_rows_fwd.comp": "a3eb3344e52ec16bb2ac817d8186e5393e1d11c2f5431644ebbf189083630990",
-	"matrix_affine_scan_sg_bwd.comp":   "b6630a6752dbac8ef30516efadc5bc9fd735c75000f82614c653e460c6166590",
 	"matrix_scan_bwd.comp":             "0273c81d18eb0e54475c6be458d0534ab393a5f3451e9718bbbc1b0be20b5b5f",
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
 	"parallel_scan_log_bwd.comp":       "4e0fde0c6820c84319ea5923ffc8b31b54e302ad59d81d1fa49e2d5474de0eb2",

@@ -23,8 +23,7 @@ type config struct {
 	// bytes, as on a discrete GPU.
 	noUnified   bool
 	stagingSize int
-	// Tests: run the Givens kernels and the matrix_affine_scan backward
-	// that use no subgroup operations; or
+	// Tests: run the Givens kernels that use no subgroup operations; or
 	// give the subgroup Givens kernels this many chunks of T, or a ring
 	// of this many steps.
 	noSubgroup   bool

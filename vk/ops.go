@@ -314,9 +314,6 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 			}
 		}
 	}
-	if c.op == scans.OpMatrixAffineScan && dir == scans.Backward && phase == 0 && c.fusedDA(wg) {
-		k.module = "matrix_affine_scan_sg_bwd_" + c.dt.String()
-	}
 	k.spec[specWG] = uint32(wg)
 	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
 	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
@@ -352,16 +349,6 @@ func (c *call) rows(dir scans.Direction) kernel {
 	k.spec[specRing] = uint32(ring)
 	k.invPerBatch = int64(d.N) * int64(d.K)
 	return k
-}
-
-// fusedDA says whether the column layout's backward, in workgroups of wg
-// invocations, forms dA in its one pass (see fusedDA in plan.go).
-func (c *call) fusedDA(wg int) bool {
-	width := c.dev.shuffleWidth()
-	if c.b.cfg.noSubgroup {
-		width = 0
-	}
-	return fusedDA(c.dims.K, c.dims.V, wg, width, c.dev.subgroupAlign())
 }
 
 // useRows says whether matrix_affine_scan runs in the row layout.
@@ -494,11 +481,10 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 		k.flags = 1
 	}
 	ks := []kernel{k}
-	if d.V > 1 && !c.useRows() && !c.fusedDA(int(k.spec[specWG])) {
-		// The column layout without shuffles: dA sums over the v
-		// columns, held by different invocations, so a second dispatch
-		// reads G in f32. (The row layout and the subgroup kernel form
-		// dA in their one pass.)
+	if d.V > 1 && !c.useRows() {
+		// The column layout: dA sums over the v columns, held by
+		// different invocations, so a second dispatch reads G in f32.
+		// (The row layout forms dA in its one pass.)
 		g32 := operand{buf: oX.buf, stride: int64(sx), esize: 4}
 		if c.dt != scans.F32 {
 			buf, err := c.scratchF32(int64(d.B) * int64(sx))

@@ -266,21 +266,6 @@ func blockChunksWG(V, chunks int) int {
 	return max(1, 32/(V*chunks)) * V * chunks
 }
 
-// fusedDA says whether the column layout's backward of matrix_affine_scan,
-// in workgroups of wg invocations, forms dA in its one pass
-// (matrix_affine_scan_sg_bwd, shaders/affine_bwd.glsl): where the state
-// has 2 <= V <= K columns, the device's subgroups have shuffles and hold at
-// least V invocations (width, its smallest subgroup size), and wg is a
-// whole number of subgroups (align, a multiple of every size it uses), so
-// that the V invocations of a group share a subgroup. Elsewhere a second
-// dispatch forms dA from G. The one pass reads H_{t-1} and writes dA_t at
-// each step where the second dispatch reads G_t and H_{t-1} back and
-// writes dA_t: about a third of the backward's bytes fewer, and one
-// dispatch.
-func fusedDA(K, V, wg, width, align int) bool {
-	return V >= 2 && V <= K && width >= V && align > 0 && wg%align == 0
-}
-
 // The row layout of matrix_affine_scan (shaders/affine_rows.glsl): one
 // invocation per row of a lane's kxv state, R = wg/k lanes per
 // workgroup (rowWorkgroup), T walked in one piece with the loads of the
