@@ -308,10 +308,8 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	} else if phase == 0 {
 		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 		if c.b.cfg.blockChunks > 0 {
-			wg, chunks = blockWG, c.b.cfg.blockChunks
-			if chunks > 1 {
-				wg = blockChunksWG(d.V, chunks)
-			}
+			chunks = c.b.cfg.blockChunks
+			wg, _ = blockChunkLayout(d.K, d.V, chunks)
 		}
 	}
 	k.spec[specWG] = uint32(wg)

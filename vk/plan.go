@@ -238,32 +238,30 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 	if maxWG < limit {
 		limit = maxWG
 	}
-	layout := func(c int) (wg, shared int) {
-		wg = blockChunksWG(V, c)
-		return wg, 4 * (wg/V*K*K + 1 + wg*K + 1) // the shader's sh_P and sh_S
-	}
 	chunks = 1
 	for {
 		c := 2 * chunks
-		w, sh := layout(c)
+		w, sh := blockChunkLayout(K, V, c)
 		if w > limit || sh > maxShared || int64(T) < int64(2*c*minChunkSteps) ||
 			lanes*int64(V*chunks) >= blockTargetInvocations {
 			break
 		}
 		chunks = c
 	}
-	if chunks == 1 {
-		return blockWG, 1
-	}
-	wg, _ = layout(chunks)
+	wg, _ = blockChunkLayout(K, V, chunks)
 	return wg, chunks
 }
 
-// blockChunksWG is the workgroup of the chunked block layout with chunks
-// chunks of T and V columns: LPW = max(1, 32/(V*chunks)) lanes of
-// V*chunks invocations.
-func blockChunksWG(V, chunks int) int {
-	return max(1, 32/(V*chunks)) * V * chunks
+// blockChunkLayout is the workgroup and the shared memory in bytes (the
+// shader's sh_P and sh_S) of the block layout with chunks chunks of T and
+// kxv blocks: blockWG invocations unchunked, else LPW = max(1,
+// 32/(V*chunks)) lanes of V*chunks invocations.
+func blockChunkLayout(K, V, chunks int) (wg, shared int) {
+	if chunks <= 1 {
+		return blockWG, 4 * 2 // the arrays' one word each
+	}
+	wg = max(1, 32/(V*chunks)) * V * chunks
+	return wg, 4 * (wg/V*K*K + 1 + wg*K + 1)
 }
 
 // The row layout of matrix_affine_scan (shaders/affine_rows.glsl): one

@@ -291,11 +291,15 @@ func TestLayoutSweep(t *testing.T) {
 		for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
 			kernelName = "rows"
 			b.cfg.affineRows = 1
+			bwd := mode == bench.ModeBackward
 			for _, wg := range []int{32, 64} {
 				// forward+backward: the forward at the rule's workgroup
-				bwd := mode == bench.ModeBackward
 				b.cfg.rowsWG = [2]int{}
-				b.cfg.rowsWG[btoi(bwd)] = wg
+				if bwd {
+					b.cfg.rowsWG[1] = wg
+				} else {
+					b.cfg.rowsWG[0] = wg
+				}
 				rule := ruleRows && wg == rowWorkgroup(dims.V, 4, bwd, d.maxWorkgroup(), d.maxSharedMemory())
 				row("long-T", op, dims, scans.F32, mode, wg, 1, rule)
 			}
@@ -303,11 +307,7 @@ func TestLayoutSweep(t *testing.T) {
 			kernelName = "columns"
 			b.cfg.affineRows = -1
 			for chunks := 1; 8*chunks <= dims.T; chunks *= 2 {
-				wg := blockWG
-				if chunks > 1 {
-					wg = blockChunksWG(dims.V, chunks)
-				}
-				shared := 4 * (wg/dims.V*dims.K*dims.K + 1 + wg*dims.K + 1)
+				wg, shared := blockChunkLayout(dims.K, dims.V, chunks)
 				if wg > d.maxWorkgroup() || shared > d.maxSharedMemory() {
 					break
 				}
@@ -318,11 +318,4 @@ func TestLayoutSweep(t *testing.T) {
 		}
 		kernelName = "tiled"
 	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
