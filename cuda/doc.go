@@ -143,7 +143,7 @@
 //     in flight (givensChunks: a chunked step costs about seven unchunked
 //     ones, so chunking pays only with 8 chunks or more and few lanes);
 //     then the _chunked kernels cut T into 8 to 32 chunks of at least 8
-//     steps, walked in rounds of 8 steps with no tail variant (a body
+//     steps, walked in rounds of 4 steps with no tail variant (a body
 //     small enough for the instruction cache, on which the few warps of
 //     such shapes otherwise stall): each thread first carries its row of
 //     the chunk's transition product (k+1 values per step), the chunks

@@ -53,9 +53,12 @@
 // are long (pass 1 carries K+1 vectors): a ring of 16 made their code
 // (every step of a round unrolled, in two or three variants per pass) too
 // large for the instruction cache, and their few warps stalled on
-// instruction fetch; 8 steps of such a round still outlast the loads in
-// flight.
-#define GIVENS_PREFETCH_CHUNKED 8
+// instruction fetch. 4 steps of such a round still outlast the loads in
+// flight: on an H200 at the long-T shape (f32, k = 8, 32 chunks) a ring of
+// 4 took the forward from 28.2 to 27.7 us and the forward and backward
+// from 63.8 to 59.0 us against a ring of 8 (code 86 and 98 KB, not 150
+// and 178).
+#define GIVENS_PREFETCH_CHUNKED 4
 #define GV_FWD_D(DT) ((DT) == DT_F32 ? GIVENS_PREFETCH : GIVENS_PREFETCH_FWD16)
 
 #ifdef __CUDACC__
