@@ -774,6 +774,22 @@ __device__ __forceinline__ float gv_fold(const GvLane<K>& L, const float* agg, f
     return s;
 }
 
+// gv_agg_layer applies one rotation layer to the M vectors of a chunk's
+// aggregate, of which the thread holds channel j in v and its partner's
+// in p: v = c v + s p, with the sign of the sine folded into s by the
+// caller and, where the layer does not touch channel j, c = 1 and s = 0
+// (v itself where it is finite; a non-finite aggregate sends the block to
+// the sequential walk either way). One form for both channels of a pair:
+// with a select of two expressions per vector, the compiler branched on
+// the pair's side, and the warp ran both sides of every layer in turn.
+template <int M>
+__device__ __forceinline__ void gv_agg_layer(float (&v)[M], const float (&p)[M], float c, float s) {
+#pragma unroll
+    for (int i = 0; i < M; i++) {
+        v[i] = fmaf(s, p[i], c * v[i]);
+    }
+}
+
 // gv_agg is the thread's aggregate slot in the dynamic shared memory:
 // chunk c, the block's lane w = threadIdx.x / K, channel j.
 template <int K>
@@ -863,25 +879,22 @@ struct GvFwdChunk {
             const bool act = s0 + d < n;
             const GvAngles g = gv_angles<K, FAST>(L, th);
             if (AGG) {
-                // gv_rotate1 and gv_rotate2 on the K+1 vectors at once.
+                // gv_rotate1 and gv_rotate2 on the K+1 vectors at once,
+                // in the form of gv_agg_layer.
                 float v[K + 1], p[K + 1];
 #pragma unroll
                 for (int i = 0; i <= K; i++) {
                     v[i] = p[i] = i < K ? m[i] : mb;
                 }
                 gv_shfl_n<K + 1>(p, L.p1);
-#pragma unroll
-                for (int i = 0; i <= K; i++) {
-                    v[i] = L.lo1 ? g.c1 * v[i] - g.s1 * p[i] : g.s1 * p[i] + g.c1 * v[i];
-                    p[i] = v[i];
-                }
+                gv_agg_layer<K + 1>(v, p, g.c1, L.lo1 ? -g.s1 : g.s1);
                 if (K > 2) {
-                    gv_shfl_n<K + 1>(p, L.p2);
 #pragma unroll
                     for (int i = 0; i <= K; i++) {
-                        const float r = L.lo2 ? g.c2 * v[i] - g.s2 * p[i] : g.s2 * p[i] + g.c2 * v[i];
-                        v[i] = L.has2 ? r : v[i];
+                        p[i] = v[i];
                     }
+                    gv_shfl_n<K + 1>(p, L.p2);
+                    gv_agg_layer<K + 1>(v, p, L.has2 ? g.c2 : 1.0f, !L.has2 ? 0.0f : L.lo2 ? -g.s2 : g.s2);
                 }
 #pragma unroll
                 for (int k = 0; k < K; k++) {
@@ -1030,23 +1043,19 @@ struct GvBwdChunk {
                 }
                 if (K > 2) {
                     gv_shfl_n<K + 1>(p, L.p2);
+                    gv_agg_layer<K + 1>(v, p, L.has2 ? g.c2 : 1.0f, !L.has2 ? 0.0f : L.lo2 ? g.s2 : -g.s2);
 #pragma unroll
                     for (int i = 0; i <= K; i++) {
-                        const float g2 = L.lo2 ? g.c2 * v[i] + g.s2 * p[i] : -g.s2 * p[i] + g.c2 * v[i];
-                        v[i] = L.has2 ? g2 : v[i];
                         p[i] = v[i];
                     }
                 }
                 gv_shfl_n<K + 1>(p, L.p1);
+                gv_agg_layer<K + 1>(v, p, g.c1, L.lo1 ? g.s1 : -g.s1);
 #pragma unroll
-                for (int i = 0; i <= K; i++) {
-                    const float c = L.lo1 ? g.c1 * v[i] + g.s1 * p[i] : -g.s1 * p[i] + g.c1 * v[i];
-                    if (i < K) {
-                        m[i] = act ? c : m[i];
-                    } else {
-                        mb = act ? c : mb;
-                    }
+                for (int i = 0; i < K; i++) {
+                    m[i] = act ? v[i] : m[i];
                 }
+                mb = act ? v[K] : mb;
             } else {
                 // GvBwd's step.
                 const float y1 = gv_rotate1<K>(L, g, hp);
