@@ -95,7 +95,10 @@
 //     once (kernels/elementwise.cuh). linear_scan's 16-bit forward at an
 //     even number of channels takes two channels per thread (a tile of
 //     64, chunks of 12 steps), each step of both loaded and stored as one
-//     32-bit word. The log-space scan uses the GPU's fast exp2/log2 and
+//     32-bit word. The f32 linear_scan kernels take chunks as if the
+//     device held twice its threads (16 chunks rather than 8 at the large
+//     shape: 6% faster forward on an H200, where the 16-bit ones lose
+//     40%). The log-space scan uses the GPU's fast exp2/log2 and
 //     forms a chunk's aggregate in closed form (one exponential per step,
 //     one logarithm per chunk); its forward takes fewer chunks where the
 //     lanes alone keep 8 MiB of inputs in flight, since each chunk costs

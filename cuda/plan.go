@@ -374,7 +374,18 @@ func affineShared(k, v, w, c int, bwd bool) int {
 // channels a thread) of T steps of esize-byte elements: chunkCount's,
 // lowered by logFwdChunks for the parallel_scan_log forward and kept
 // within its 16-bit kernels' blocks.
+//
+// The f32 linear_scan kernels take chunks as if the device held twice
+// the threads it does (linearF32Oversubscribe): at the large shape, 1024
+// lanes, 16 chunks rather than 8, so that the blocks fill the device about
+// twice over. Measured on an H200 (three rounds, one call): forward 477 to
+// 448 us, forward and backward 1288 to 1226 us. The 16-bit linear_scan
+// kernels lose that way (their forward holds two channels a thread, and 32
+// chunks rather than 16 took it from 249 to 351 us), and keep the rule.
 func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occupancy) int {
+	if op == scans.OpLinearScan && esize == 4 {
+		occ.threads *= linearF32Oversubscribe
+	}
 	c := chunkCount(T, minChunk, lanes, tile, occ, nil)
 	if op == scans.OpParallelScanLog && !bwd {
 		if esize == 2 {
@@ -388,6 +399,11 @@ func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occup
 	}
 	return c
 }
+
+// linearF32Oversubscribe is how many times over the f32 linear_scan
+// kernels' chunks may fill the threads the device keeps in flight
+// (elementwiseChunks).
+const linearF32Oversubscribe = 2
 
 // logPairsMaxChunks is the most chunks the one-channel 16-bit
 // parallel_scan_log forward may take where its two-channel kernel runs

@@ -307,9 +307,23 @@ func TestElementwisePlan(t *testing.T) {
 		}
 	}
 	// The large shape's 16-bit linear forward: 512 lanes of 64 channels
-	// take 16 chunks, the threads the H200 keeps in flight.
-	if p := planFor(scans.OpLinearScan, scans.Forward, large, scans.F16, true, h200); p.by != 16 {
-		t.Errorf("large linear_scan f16 forward: %d chunks, want 16", p.by)
+	// take 16 chunks, the threads the H200 keeps in flight; the f32
+	// linear_scan kernels, 1024 lanes of 32 channels, 16 chunks both ways,
+	// twice those threads (the 16-bit backward, one channel a thread, 8);
+	// parallel_scan_log keeps its own rule (2 chunks forward in f32).
+	for _, c := range []struct {
+		op   scans.Op
+		dir  scans.Direction
+		dt   scans.DType
+		want int
+	}{
+		{scans.OpLinearScan, scans.Forward, scans.F16, 16}, {scans.OpLinearScan, scans.Forward, scans.F32, 16},
+		{scans.OpLinearScan, scans.Backward, scans.F32, 16}, {scans.OpLinearScan, scans.Backward, scans.F16, 8},
+		{scans.OpParallelScanLog, scans.Forward, scans.F32, 2},
+	} {
+		if p := planFor(c.op, c.dir, large, c.dt, true, h200); p.by != c.want {
+			t.Errorf("large %s %s %s: %d chunks, want %d", c.op, c.dir, c.dt, p.by, c.want)
+		}
 	}
 }
 
