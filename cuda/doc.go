@@ -142,11 +142,12 @@
 //     loads in flight; the f32 backward instead stages rounds of 8 steps
 //     in shared memory (asynchronous copies, two halves). A block is
 //     W*k threads for W contiguous lanes (givensTile), and T is not cut
-//     unless the b*n*k threads are at most 1/128 of what the device keeps
-//     in flight (givensChunks: a chunked step costs about seven unchunked
+//     unless the b*n*k threads are at most 1/64 of what the device keeps
+//     in flight (givensChunks: a chunked step costs several unchunked
 //     ones, so chunking pays only with 8 chunks or more and few lanes);
 //     then the _chunked kernels cut T into 8 to 32 chunks of at least 8
-//     steps, walked in rounds of 4 steps with no tail variant (a body
+//     steps (16 above 1/128 of the device's threads), walked in rounds of
+//     4 steps with no tail variant (a body
 //     small enough for the instruction cache, on which the few warps of
 //     such shapes otherwise stall): each thread first carries its row of
 //     the chunk's transition product (k+1 values per step), the chunks

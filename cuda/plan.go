@@ -303,30 +303,35 @@ const (
 // cut T: 1, or a power of two from 8 to 32.
 //
 // The unchunked kernels run b*n*k threads, each walking all of T with its
-// next steps' loads in flight. A chunked kernel's step costs about seven
-// times an unchunked one's (its first pass carries k+1 vectors through
-// the chunk, then the chunk is read again), so its time is about 7/C of
-// the unchunked time where both are bound by the chain of steps: it pays
-// only with 8 chunks or more, and only where the unchunked threads are
-// too few to keep the device busy. So T is cut only when the b*n*k threads
-// are at most 1/128 of what the device keeps in flight (occ.threads: 16
-// threads per SM), and then into as many chunks as fit: up to 32, each of
-// at least 8 steps, a lane's k*C threads within one block. Measured on an
-// H200 at k = 8 (cuda/sweep_test.go, with the chunked kernels' rounds of
-// 8 steps): 1024 threads, T = 1024 (the long-T shape) run 2.7x faster
-// forward and 4.4x forward+backward with 32 chunks; 2048 threads, T = 128
-// gain 1.3x and 1.6x with 16; at 8192 threads (the lab shape) every chunk
-// count is slower than one. At 4096 threads the forward gains nothing and
-// the forward+backward gained 1.7x with 8 chunks, timed against the
-// unchunked backward before it staged its inputs (which made it 1.3x
-// faster at the lab shape); the rule leaves those shapes unchunked.
+// next steps' loads in flight. A chunked kernel's step costs several
+// unchunked ones (its first pass carries k+1 vectors through the chunk,
+// then the chunk is read again), so chunking pays only with 8 chunks or
+// more, and only where the unchunked threads are too few to keep the
+// device busy. So T is cut only when the b*n*k threads are at most 1/64
+// of what the device keeps in flight (occ.threads: 32 threads per SM),
+// and then into as many chunks as fit: up to 32, a lane's k*C threads
+// within one block, each chunk of at least 8 steps where the threads are
+// at most 1/128 of the device's, else of at least 16. Measured on an H200
+// at k = 8 (cuda/sweep_test.go, TestGivensChunkSweep, forward and
+// forward+backward): 256 threads, T = 4096, 70.6 and 182.1 us with 32
+// chunks against 293.5 and 845.1 unchunked; 1024 threads, T = 1024 (the
+// long-T shape), 23.6 and 53.3 us with 32 against 77.9 and 219.4
+// (16 chunks: 33.7 and 79.6); 2048 threads, T = 128, 9.5 and 20.9 us with
+// 16 against 14.7 and 38.0; 4096 threads, T = 256, 19.1 and 51.3 us with
+// 16 against 24.2 and 64.9 (32 chunks of 8 steps: 26.8 and 67.9); 4096
+// threads, T = 1024, 69.3 and 226.7 us with 32 against 97.8 and 236.6;
+// 8192 threads (the lab shape, T = 64 and 256) are fastest unchunked.
 func givensChunks(b, t, n, k int, occ occupancy) int {
 	threads := int64(b) * int64(n) * int64(k)
-	if threads*128 > int64(occ.threads) {
+	if threads*64 > int64(occ.threads) {
 		return 1
 	}
+	steps := givensMinChunkSteps
+	if threads*128 > int64(occ.threads) {
+		steps *= 2
+	}
 	c := 1
-	for c < maxChunks && t >= givensMinChunkSteps*2*c && k*2*c <= givensChunkedMaxThreads {
+	for c < maxChunks && t >= steps*2*c && k*2*c <= givensChunkedMaxThreads {
 		c *= 2
 	}
 	if c < givensMinChunks {

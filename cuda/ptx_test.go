@@ -465,16 +465,19 @@ func TestChunkCount(t *testing.T) {
 			t.Errorf("givensTile(B=%d, N=%d, k=%d) = %d, want %d", c.b, c.n, c.k, w, c.want)
 		}
 	}
-	// Givens chunks T only where its b*n*k threads are at most 1/128 of
-	// the device's (2112 on an H200), into 8 to 32 chunks of at least 8
-	// steps: not at the large shape (32768 threads) nor lab (8192), 32
-	// chunks at long-T (1024 threads), 16 for k = 16 (a lane's k*C
-	// threads in one block), none where fewer than 8 chunks would fit T;
-	// the block of a lane's k*C threads (or of W lanes, to fill one warp)
-	// stays within the chunked launch bound.
+	// Givens chunks T only where its b*n*k threads are at most 1/64 of
+	// the device's (4224 on an H200), into 8 to 32 chunks of at least 8
+	// steps (16 above 1/128 of the device's, 2112 threads): not at the
+	// large shape (32768 threads) nor lab (8192), 32 chunks at long-T
+	// (1024 threads), 16 for k = 16 (a lane's k*C threads in one block),
+	// 16 at 4096 threads and T = 256, none where fewer than 8 chunks would
+	// fit T; the block of a lane's k*C threads (or of W lanes, to fill one
+	// warp) stays within the chunked launch bound.
 	for _, c := range []struct{ b, t, n, k, want int }{
 		{32, 4096, 128, 8, 1}, {16, 1024, 8, 8, 32}, {128, 64, 8, 8, 1}, {32, 128, 8, 8, 16},
-		{64, 1024, 8, 8, 1}, {33, 1024, 8, 8, 32}, {34, 1024, 8, 8, 1}, {16, 1024, 8, 16, 16},
+		{64, 1024, 8, 8, 32}, {64, 256, 8, 8, 16}, {64, 128, 8, 8, 8}, {64, 64, 8, 8, 1},
+		{33, 1024, 8, 8, 32}, {33, 128, 8, 8, 16}, {34, 128, 8, 8, 8}, {66, 1024, 8, 8, 32},
+		{67, 1024, 8, 8, 1}, {16, 1024, 8, 16, 16},
 		{1, 100000, 1, 2, 32}, {1, 63, 1, 2, 1}, {1, 64, 1, 2, 8}, {1, 127, 1, 2, 8}, {1, 128, 1, 2, 16},
 		{4096, 100000, 1024, 2, 1},
 	} {
