@@ -35,15 +35,15 @@ func TestRun(t *testing.T) {
 	write("ab-base-1", 10e-6)
 	write("ab-new-2", 11e-6)
 	write("ab-base-2", 10e-6)
-	write("ab-exp-v4-1", 5e-6)
-	if err := os.MkdirAll(filepath.Join(dir, "ab-exp-v4-2"), 0o755); err != nil { // a failed run: no JSON
+	write("ab-variant-1", 5e-6)
+	if err := os.MkdirAll(filepath.Join(dir, "ab-variant-2"), 0o755); err != nil { // a failed run: no JSON
 		t.Fatal(err)
 	}
 	var out strings.Builder
 	if err := run(&out, dir); err != nil {
 		t.Fatal(err)
 	}
-	want := "| backend | op | shape | mode | dtype | new (µs) | base (µs) | exp-v4 (µs) | new / base | exp-v4 / base |\n" +
+	want := "| backend | op | shape | mode | dtype | new (µs) | base (µs) | variant (µs) | new / base | variant / base |\n" +
 		"|---|---|---|---|---|---|---|---|---:|---:|\n" +
 		"| vulkan | givens_scan | lab | forward | f32 | 9.0, 11.0 | 10.0, 10.0 | 5.0 | 1.000 | 0.500 |\n"
 	if out.String() != want {
