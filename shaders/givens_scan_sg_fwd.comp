@@ -180,8 +180,8 @@ void main() {
         y1 = sh_S[g * SSTRIDE + 2u * r.q + 1u];
         if (HAS_INIT) {
             [[unroll]] for (uint m = 0u; m < K; m++) {
-                y0 += sh_P[g * PSTRIDE + 2u * r.q * K + m] * h[m];
-                y1 += sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] * h[m];
+                y0 += p_at(g * PSTRIDE + 2u * r.q * K + m) * h[m];
+                y1 += p_at(g * PSTRIDE + (2u * r.q + 1u) * K + m) * h[m];
             }
         }
     }

@@ -70,8 +70,16 @@ const uint LPW = GPW / CHUNKS;            // lanes per workgroup
 // by 4 words (16-byte aligned slots).
 const uint PSTRIDE = K * K + 4u;
 const uint SSTRIDE = K + 4u;
-shared float sh_P[GPW * PSTRIDE];
+// P is held as vec4 (PSTRIDE and K * K are multiples of 4), so that the
+// scan reads a row of the other chunk's P four words a load, and a
+// chunk's rows are published four words a store; p_at and p_set reach one
+// word. On an H200 at the long-T shape (64 chunks) this took the forward
+// from 22.8 to 22.2 us and the forward and backward from 53.5 to 51.5 us
+// against one word a load.
+shared vec4 sh_P[GPW * PSTRIDE / 4u];
 shared float sh_S[GPW * SSTRIDE];
+float p_at(uint i) { return sh_P[i >> 2u][i & 3u]; }
+void p_set(uint i, float x) { sh_P[i >> 2u][i & 3u] = x; }
 // Per lane of the workgroup: whether its chunks' aggregates and carries
 // were all finite (see lane_finite).
 shared uint sh_ok[LPW];
@@ -151,9 +159,16 @@ bool aggregate_finite() {
 // memory.
 void publish(Thr r) {
     uint g = group_slot(r, r.j);
-    [[unroll]] for (uint m = 0u; m < K; m++) {
-        sh_P[g * PSTRIDE + 2u * r.q * K + m] = v0[m];
-        sh_P[g * PSTRIDE + (2u * r.q + 1u) * K + m] = v1[m];
+    if (K % 4u == 0u) {
+        [[unroll]] for (uint m = 0u; m < K; m += 4u) {
+            sh_P[(g * PSTRIDE + 2u * r.q * K + m) >> 2u] = vec4(v0[m], v0[m + 1u], v0[m + 2u], v0[m + 3u]);
+            sh_P[(g * PSTRIDE + (2u * r.q + 1u) * K + m) >> 2u] = vec4(v1[m], v1[m + 1u], v1[m + 2u], v1[m + 3u]);
+        }
+    } else {
+        [[unroll]] for (uint m = 0u; m < K; m++) {
+            p_set(g * PSTRIDE + 2u * r.q * K + m, v0[m]);
+            p_set(g * PSTRIDE + (2u * r.q + 1u) * K + m, v1[m]);
+        }
     }
     sh_S[g * SSTRIDE + 2u * r.q] = v0[K];
     sh_S[g * SSTRIDE + 2u * r.q + 1u] = v1[K];
@@ -186,10 +201,21 @@ void scan_chunks(Thr r, bool reverse) {
             n0[K] = v0[K];
             n1[K] = v1[K];
             [[unroll]] for (uint m = 0u; m < K; m++) {
-                [[unroll]] for (uint c = 0u; c < K; c++) {
-                    float p = sh_P[g * PSTRIDE + m * K + c];
-                    n0[c] += v0[m] * p;
-                    n1[c] += v1[m] * p;
+                if (K % 4u == 0u) {
+                    // Row m of the other chunk's P, four words a load.
+                    [[unroll]] for (uint c = 0u; c < K; c += 4u) {
+                        vec4 p = sh_P[(g * PSTRIDE + m * K + c) >> 2u];
+                        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                            n0[c + i] += v0[m] * p[i];
+                            n1[c + i] += v1[m] * p[i];
+                        }
+                    }
+                } else {
+                    [[unroll]] for (uint c = 0u; c < K; c++) {
+                        float p = p_at(g * PSTRIDE + m * K + c);
+                        n0[c] += v0[m] * p;
+                        n1[c] += v1[m] * p;
+                    }
                 }
                 float sv = sh_S[g * SSTRIDE + m];
                 n0[K] += v0[m] * sv;
