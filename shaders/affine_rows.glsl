@@ -12,7 +12,8 @@
 // are read and written as vec4 (uvec4) words through a second view of the
 // same binding (see Alignment below).
 // The rows an invocation needs from the other rows of its lane (H_{t-1}
-// forward; G_t, H_{t-1} and A_t backward) go through shared memory, in two
+// forward; G_t, A_t and, for 16-bit types, H_{t-1} backward) go through
+// shared memory, in two
 // buffers that alternate between even and odd steps, so that one barrier
 // per step suffices: a buffer is rewritten two steps later, after every
 // invocation has passed the barrier of the step in between, which it

@@ -7,12 +7,21 @@
 //   dA_t = G_t H_{t-1}^T (H_{-1} = H0 or 0).
 // Invocation (r, i) owns row i of G_t and of the carry u = A_{t+1}^T G_{t+1}
 // (v floats each). Each step it reads row i of A_t (k elements), of dH_t
-// and of H_{t-1} (v each), publishes its rows of G_t, H_{t-1} and A_t in
-// shared memory and, after one barrier, forms row i of dA_t,
+// and of H_{t-1} (v each), publishes its rows of G_t and A_t in shared
+// memory and, after one barrier, forms row i of the next carry,
+//   u[i][:] = sum over m of A_t[m][i] G_t[m][:],
+// reading the whole of G_t, one row m at a time. With f32 elements the
+// same rows of G_t give column i of dA_t against the invocation's own row
+// of H_{t-1}:
+//   dA_t[m][i] = sum over j of G_t[m][j] H_{t-1}[i][j],
+// so dA costs no shared-memory reads of its own (and H_{t-1} is not
+// published). A 16-bit column would split 32-bit words between
+// invocations, so there the invocation publishes its row of H_{t-1} too
+// and forms row i of dA_t from the lane's H_{t-1},
 //   dA_t[i][l] = sum over j of G_t[i][j] H_{t-1}[l][j],
-// and row i of the next carry, u[i][:] = sum over m of A_t[m][i] G_t[m][:].
-// Every sum runs from 0 in ascending index order, as in the column layout.
-// dA is formed in the same pass (no second dispatch, no f32 copy of G).
+// storing whole words. Every sum runs from 0 in ascending index order, as
+// in the column layout, so both forms give the same values. dA is formed
+// in the same pass (no second dispatch, no f32 copy of G).
 #include "common.glsl"
 #include "affine_rows.glsl"
 
@@ -31,10 +40,21 @@ OUT_BUFFER4(4, dA4_)
 OUT_BUFFER4(5, dX4_)
 OUT_BUFFER4(6, dH04_)
 
-// Per buffer (t & 1), in column planes (affine_rows.glsl): G_t and
-// H_{t-1} as [V][R*K], A_t as [K][R*K] with planes of AP words.
+// DA_COLUMN: dA_t by columns, from G_t's rows and the invocation's own row
+// of H_{t-1} (f32); otherwise by rows, from the lane's H_{t-1} in sh_P.
+#if defined(DT_F32)
+#define DA_COLUMN 1
+#else
+#define DA_COLUMN 0
+#endif
+
+// Per buffer (t & 1), in column planes (affine_rows.glsl): G_t (and, for
+// rows of dA, H_{t-1}) as [V][R*K], A_t as [K][R*K] with planes of AP
+// words.
 shared float sh_G[2u * WG * V];
+#if !DA_COLUMN
 shared float sh_P[2u * WG * V];
+#endif
 shared float sh_A[2u * K * AP];
 
 void main() {
@@ -87,7 +107,9 @@ void main() {
                 [[unroll]] for (uint j = 0u; j < V; j++) {
                     g[j] += u[j];
                     sh_G[bv + j * WG + lid] = g[j];
+#if !DA_COLUMN
                     sh_P[bv + j * WG + lid] = p[j];
+#endif
                 }
                 [[unroll]] for (uint l = 0u; l < K; l++) {
                     sh_A[bk + l * AP + lid] = a[l];
@@ -97,6 +119,30 @@ void main() {
                     ST_ROW(dX_, dX4_, pc.off[5] + (blk * K + w.i) * V, g, WX);
                 }
                 barrier();
+#if DA_COLUMN
+                // Row m of G_t serves both sums: the carry's and element
+                // (m, i) of dA_t.
+                float da[K];  // column i of dA_t
+                [[unroll]] for (uint j = 0u; j < V; j++) {
+                    u[j] = 0.0;
+                }
+                [[unroll]] for (uint m = 0u; m < K; m++) {
+                    float am = sh_A[bk + w.i * AP + lane + m];
+                    float acc = 0.0;
+                    [[unroll]] for (uint j = 0u; j < V; j++) {
+                        float gm = sh_G[bv + j * WG + lane + m];
+                        u[j] += am * gm;
+                        acc += gm * p[j];
+                    }
+                    da[m] = acc;
+                }
+                if (w.live) {
+                    uint e = pc.off[4] + blk * K * K + w.i;
+                    [[unroll]] for (uint m = 0u; m < K; m++) {
+                        dA_[e + m * K] = da[m];
+                    }
+                }
+#else
                 float da[K];
                 [[unroll]] for (uint l = 0u; l < K; l++) {
                     float acc = 0.0;
@@ -117,6 +163,7 @@ void main() {
                         u[j] += am * sh_G[bv + j * WG + lane + m];
                     }
                 }
+#endif
                 if (s + RING < pc.T) {
                     uint tn = t - RING;
                     uint nb = w.blk0 + tn * pc.N;

@@ -325,7 +325,8 @@ func rowWorkgroup(V, esize int, bwd bool, maxWG, maxShared int) int {
 // rowsShared is the shared memory, in bytes, of the row kernels in
 // workgroups of wg invocations: two buffers of the workgroup's H_{t-1}
 // forward; of G_t, H_{t-1} and A_t backward, A_t's K planes padded to
-// wg + 1 words (shaders/affine_rows.glsl).
+// wg + 1 words (shaders/affine_rows.glsl). The f32 backward, which does
+// not publish H_{t-1}, uses less; the bound is the 16-bit kernels'.
 func rowsShared(wg, K, V int, bwd bool) int {
 	if !bwd {
 		return 4 * 2 * wg * V

@@ -247,7 +247,7 @@ func TestLayoutSweep(t *testing.T) {
 	// lab and large shapes under workgroups of 32 to 128 invocations and
 	// rings of 4 and 8, then at the large shape the forward+backward with
 	// the forward at the rule's layout and the backward under workgroups
-	// of 32 to 128 and rings of 2 and 4. The rule's rows are marked.
+	// of 32 to 128 and rings of 2 to 8. The rule's rows are marked.
 	if want("rows") {
 		defer func() { b.cfg.rowsWG, b.cfg.rowsRing = [2]int{}, [2]int{} }()
 		op := scans.OpMatrixAffineScan
@@ -273,7 +273,7 @@ func TestLayoutSweep(t *testing.T) {
 		b.cfg.rowsWG[0], b.cfg.rowsRing[0] = 0, 0
 		dims := large.Dims(op)
 		for _, wg := range []int{32, 64, 128} {
-			for _, ring := range []int{2, 4} {
+			for _, ring := range []int{2, 4, 8} {
 				b.cfg.rowsWG[1], b.cfg.rowsRing[1] = wg, ring
 				rule := wg == rowWorkgroup(dims.V, 4, true, d.maxWorkgroup(), d.maxSharedMemory()) &&
 					ring == rowRing(dims.K, dims.V, 4, true)
