@@ -137,14 +137,9 @@
 //   - givens_scan: one thread per channel; the k threads of a lane sit in
 //     one warp and exchange the rotated pairs with shuffles, each thread
 //     computing one angle's sine and cosine per step (the accurate
-//     single-precision reduction and polynomials, inlined). The 16-bit
-//     forwards, where T is not cut, run two channels a thread instead
-//     (the _pairs kernels; givensPairs): a thread rotates its layer-1
-//     pair in registers, computes two angles' sines and cosines, and
-//     loads and stores each of sigma, x and h as one 32-bit word, about
-//     two thirds of the instructions a channel. A ring of 16 steps of
-//     inputs (24 in the 16-bit forward), held as loaded, keeps loads in
-//     flight; the f32 backward instead stages rounds of 8 steps
+//     single-precision reduction and polynomials, inlined). A ring of 16
+//     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
+//     loads in flight; the f32 backward instead stages rounds of 8 steps
 //     in shared memory (asynchronous copies, two halves). A block is
 //     W*k threads for W contiguous lanes (givensTile), and T is not cut
 //     unless the b*n*k threads are at most 1/64 of what the device keeps

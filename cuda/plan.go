@@ -134,10 +134,6 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		if c := givensChunksOf(B, T, N, K, occ); c > 1 {
 			w := givensChunkTile(K, c)
 			p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, c, 4*w*K*c*(K+1)
-		} else if givensPairs(dir, dt) {
-			// The 16-bit forward: two channels a thread, W*K/2 threads.
-			w := givensTileOf(B, N, K/2, occ)
-			p.grid, p.bx, p.by, p.pairs = B*((N+w-1)/w), w*K/2, 1, true
 		} else {
 			w := givensTileOf(B, N, K, occ)
 			p.grid, p.bx, p.by, p.shared = B*((N+w-1)/w), w*K, 1, 0
@@ -268,11 +264,10 @@ func affineChunkable(k, v int) bool { return k*((k+v-1)/v) <= 64 }
 const givensMaxThreads = 128
 
 // givensTile is the number W of contiguous lanes (blocks n of one batch
-// row) that one thread block of the unchunked Givens kernels serves, with
-// k threads a lane (one per channel, or one per pair of channels in the
-// _pairs kernels): W*k threads, whole warps (W*k >= 32) of at most
-// givensMaxThreads. W starts at givensMaxThreads/k, is halved (not
-// below 32/k) while W/2 lanes still cover n, then while the grid, b *
+// row) that one thread block of the Givens kernels serves, with one
+// thread per channel: W*K threads, whole warps (W*K >= 32) of at most
+// givensMaxThreads. W starts at givensMaxThreads/K, is halved (not
+// below 32/K) while W/2 lanes still cover n, then while the grid, b *
 // ceil(n/W) blocks, would give fewer than two blocks to each SM: few
 // lanes then spread over more SMs. The kernels do not cut T, so the
 // grid holds b*n*k threads whatever the rule.
@@ -287,16 +282,6 @@ func givensTile(b, n, k int, occ occupancy) int {
 		w /= 2
 	}
 	return w
-}
-
-// givensPairs reports whether the unchunked Givens kernel in direction dir
-// for element type dt has two channels a thread (the _pairs kernels of
-// givens_scan.cu): the 16-bit forwards. A thread then loads each of sigma,
-// x and h as one 32-bit word and rotates its layer-1 pair without
-// shuffles: about half the instructions a channel of the one-channel
-// kernel, which bound the 16-bit forwards (their bytes are half f32's).
-func givensPairs(dir scans.Direction, dt scans.DType) bool {
-	return dir == scans.Forward && dt != scans.F32
 }
 
 // givensTileOf is the tile rule planFor applies to the unchunked Givens

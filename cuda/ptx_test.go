@@ -173,9 +173,6 @@ func TestPTXKernels(t *testing.T) {
 				names := []string{kernelName(c.op, dir, c.d, dt)}
 				if c.op == scans.OpGivensScan {
 					names = append(names, names[0]+"_chunked")
-					if givensPairs(dir, dt) {
-						names = append(names, names[0]+"_pairs")
-					}
 				}
 				if elementwisePairs(c.op, dir, 2, dt) {
 					names = append(names, names[0]+"_pairs")

@@ -168,10 +168,9 @@ func TestElementwiseChunkSweep(t *testing.T) {
 // TestGivensTileSweep is a layout experiment, not a check: with
 // MINGRU_CUDA_SWEEP_GT set to a file name it times givens_scan (forward
 // and forward+backward, every element type) at the benchmark's large
-// shape under tiles of 32 to 128 threads a block (4, 8 and 16 lanes; 8,
-// 16 and 32 for the 16-bit forwards, two channels a thread), and writes
-// one tab-separated row per timing to that file (and the log); the row
-// the rule (givensTile) picks says so. Without the variable it does
+// shape under tiles of 4, 8 and 16 lanes a block (32 to 128 threads), and
+// writes one tab-separated row per timing to that file (and the log); the
+// row the rule (givensTile) picks says so. Without the variable it does
 // nothing.
 func TestGivensTileSweep(t *testing.T) {
 	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_GT", "dtype\tmode\ttile\trule\tround\tmedian_us")
@@ -179,6 +178,7 @@ func TestGivensTileSweep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
 	timing := bench.Timing{Warmup: 10, MinRuns: 20, MaxRuns: 200, Budget: 200 * time.Millisecond}
 	d := scans.Dims{B: 32, T: 4096, N: 128, K: 8, V: 1}
+	rule := givensTile(d.B, d.N, d.K, b.occ)
 	for _, dt := range scans.DTypes {
 		in, err := bench.InputsInit(scans.OpGivensScan, d, dt, bench.Typical, true, rng)
 		if err != nil {
@@ -186,21 +186,9 @@ func TestGivensTileSweep(t *testing.T) {
 		}
 		for round := 0; round < 2; round++ {
 			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
-				k, tiles := d.K, []int{4, 8, 16}
-				if givensPairs(scans.Forward, dt) && mode == bench.ModeForward {
-					k, tiles = d.K/2, []int{8, 16, 32}
-				}
-				rule := givensTile(d.B, d.N, k, b.occ)
-				for _, w := range tiles {
+				for _, w := range []int{4, 8, 16} {
 					ww := w
-					// Only the kernel timed takes the tile (a forward+backward
-					// also runs the forward).
-					givensTileOf = func(b, n, kk int, occ occupancy) int {
-						if kk != k {
-							return givensTile(b, n, kk, occ)
-						}
-						return ww
-					}
+					givensTileOf = func(int, int, int, occupancy) int { return ww }
 					m, err := bench.MeasureInputs(b, in, mode, timing)
 					givensTileOf = givensTile
 					if err != nil {

@@ -60,13 +60,6 @@
 // and 178).
 #define GIVENS_PREFETCH_CHUNKED 4
 #define GV_FWD_D(DT) ((DT) == DT_F32 ? GIVENS_PREFETCH : GIVENS_PREFETCH_FWD16)
-// GIVENS_PREFETCH_PAIRS is the ring of the 16-bit forward with two channels
-// a thread (givens_fwd_pairs): 12 bytes a step in four registers, so 24
-// steps take 96 registers (32 made ptxas spill). Its kernels are declared
-// with one block per SM, like the chunked ones, so that ptxas may use up
-// to 255 registers (with the default bound it kept 128 at K = 2, and
-// spilled).
-#define GIVENS_PREFETCH_PAIRS 24
 
 #ifdef __CUDACC__
 // gv_shfl2 replaces a and b with those of lane src (0..31) of the calling
@@ -482,200 +475,6 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
     i64 t0 = 0;
     for (; T - t0 >= 2 * D; t0 += D) {
         if (gv_all_fast<DT>(f.rth)) {
-            f.template steps<false, true>(0);
-        } else {
-            f.template steps<false, false>(0);
-        }
-    }
-    for (; t0 < T; t0 += D) {
-        f.template steps<true, false>((int)(T - t0));
-    }
-}
-
-// Two channels a thread: the 16-bit forward (the _pairs kernels). Thread m
-// of a lane owns channels 2m and 2m+1, so a block is W*K/2 threads for W
-// lanes (the host's givensTile with K/2 threads a lane) and the K/2
-// threads of a lane sit in one warp. Its layer-1 pair is its own two
-// channels; it computes the sine and cosine of layer-1 angle m and of
-// layer-2 angle K/2 + m, which rotates its channel 2m+1 with thread m+1's
-// channel 2m+2. A step then takes four shuffles (thread m-1's channel
-// 2m-1 and angle, thread m+1's channel 2m+2), where one channel a thread
-// takes six per channel, and each of sigma, x and h is one 32-bit word
-// (the pair's two 16-bit elements) a thread. The arithmetic is the
-// one-channel kernel's, term for term, and channels 0 and K-1, which
-// layer 2 leaves alone, are passed through unchanged (not rotated by an
-// identity), as there. A lane's block starts at an even element (K is
-// even), so the words are aligned.
-//
-// GvPairLane is a thread's place: its lane (as in GvLane), its pair m,
-// whether layer 2 rotates its channel 2m (m >= 1) and 2m+1 (m <= K/2-2),
-// and the warp lanes of the threads before and after it in the lane
-// (itself where there is none).
-template <int K>
-struct GvPairLane {
-    static constexpr int F = K / 2;  // threads a lane
-    i64 b, n, lane;
-    int m, up, dn;
-    bool on, lo2, hi2;
-
-    __device__ __forceinline__ GvPairLane(i64 N) {
-        const int W = (int)blockDim.x / F;
-        const int w = (int)threadIdx.x / F;
-        m = (int)threadIdx.x % F;
-        const i64 tiles = (N + W - 1) / W;
-        b = (i64)blockIdx.x / tiles;
-        const i64 nt = ((i64)blockIdx.x % tiles) * W + w;
-        on = nt < N;
-        n = on ? nt : N - 1;
-        lane = b * N + n;
-        const int l = (int)threadIdx.x & 31;
-        lo2 = m >= 1;
-        hi2 = m <= F - 2;
-        up = lo2 ? l - 1 : l;
-        dn = hi2 ? l + 1 : l;
-    }
-};
-
-// gv_ldw loads the 32-bit word at p; gv_stw stores v there where on.
-__device__ __forceinline__ unsigned int gv_ldw(const char* __restrict__ p) {
-    return __ldg((const unsigned int*)p);
-}
-__device__ __forceinline__ void gv_stw(char* __restrict__ p, unsigned int v, bool on) {
-    if (on) {
-#ifdef __CUDA_ARCH__
-        __stwb((unsigned int*)p, v);
-#else
-        *(unsigned int*)p = v;
-#endif
-    }
-}
-
-// GvFwdPairs is a _pairs thread's state, as GvFwd's: the ring holds the
-// raw words of D steps (the two angles as 16-bit elements, sigma and x as
-// the pair's word), the addresses step by a stride in bytes.
-template <int DT, int K>
-struct GvFwdPairs {
-    static constexpr int D = GIVENS_PREFETCH_PAIRS;
-    static constexpr int F = K / 2;
-    const char* __restrict__ pt1;
-    const char* __restrict__ pt2;
-    const char* __restrict__ psg;
-    const char* __restrict__ px;
-    char* __restrict__ ph;
-    GvPairLane<K> L;
-    i64 es, as;  // strides in bytes: a step of elements and of angles
-    unsigned int rt1[D], rt2[D], rsg[D], rx[D];
-    float y0, y1;  // channels 2m and 2m+1
-
-    __device__ __forceinline__ GvFwdPairs(const void* th_, const void* sg_, const void* x_, const void* h0,
-                                          void* h_, i64 T, i64 N)
-        : L(N) {
-        // Channel 2m of the lane's block at step t: e0 + t*N*K; angle m:
-        // a0 + t*N*(K-1). The last thread of a lane has no layer-2 angle:
-        // it loads its layer-1 angle again, which it does not use.
-        const i64 blk0 = L.b * T * N + L.n;
-        es = N * K * 2;
-        as = N * (K - 1) * 2;
-        const i64 e0 = blk0 * K + 2 * L.m, a0 = blk0 * (K - 1);
-        psg = (const char*)sg_ + e0 * 2;
-        px = (const char*)x_ + e0 * 2;
-        ph = (char*)h_ + e0 * 2;
-        pt1 = (const char*)th_ + (a0 + L.m) * 2;
-        pt2 = (const char*)th_ + (a0 + (L.hi2 ? F + L.m : L.m)) * 2;
-        y0 = h0 != nullptr ? ld<DT>(h0, L.lane * K + 2 * L.m) : 0.0f;
-        y1 = h0 != nullptr ? ld<DT>(h0, L.lane * K + 2 * L.m + 1) : 0.0f;
-#pragma unroll
-        for (int d = 0; d < D; d++) {
-            if (d < T) {
-                load(d);
-            }
-        }
-    }
-
-    __device__ __forceinline__ void load(int d) {
-        rt1[d] = gv_ldp<DT>(pt1);
-        if (K > 2) {
-            rt2[d] = gv_ldp<DT>(pt2);
-        }
-        rsg[d] = gv_ldw(psg);
-        rx[d] = gv_ldw(px);
-        psg = gv_adv(psg, es);
-        px = gv_adv(px, es);
-        pt1 = gv_adv(pt1, as);
-        if (K > 2) {
-            pt2 = gv_adv(pt2, as);
-        }
-    }
-
-    // all_fast reports whether every angle of the ring takes the fast
-    // sincos.
-    __device__ __forceinline__ bool all_fast() const {
-        bool fast = gv_all_fast<DT>(rt1);
-        if (K > 2) {
-            fast &= gv_all_fast<DT>(rt2);
-        }
-        return fast;
-    }
-
-    // steps is GvFwd::steps for two channels.
-    template <bool TAIL, bool FAST>
-    __device__ __forceinline__ void steps(int left) {
-#pragma unroll
-        for (int d = 0; d < D; d++) {
-            if (!TAIL || d < left) {
-                const float th1 = gv_wide<DT>(rt1[d]);
-                const float th2 = K > 2 ? gv_wide<DT>(rt2[d]) : 0.0f;
-                const float sg0 = widen<DT>((unsigned short)rsg[d]), sg1 = widen<DT>((unsigned short)(rsg[d] >> 16));
-                const float x0 = widen<DT>((unsigned short)rx[d]), x1 = widen<DT>((unsigned short)(rx[d] >> 16));
-                if (!TAIL || d + D < left) {
-                    load(d);
-                }
-                float s1, c1;
-                if (FAST) {
-                    gv_sincos_fast(th1, s1, c1);
-                } else {
-                    gv_sincos(th1, s1, c1);
-                }
-                // Layer 1: the thread's own pair (2m, 2m+1).
-                float z0 = c1 * y0 - s1 * y1;
-                float z1 = s1 * y0 + c1 * y1;
-                if (K > 2) {
-                    float s2, c2;
-                    if (FAST) {
-                        gv_sincos_fast(th2, s2, c2);
-                    } else {
-                        gv_sincos(th2, s2, c2);
-                    }
-                    // Layer 2: channel 2m+1 with 2m+2 (angle K/2+m, this
-                    // thread's), channel 2m with 2m-1 (angle K/2+m-1, the
-                    // thread before's).
-                    float cu = c2, su = s2;
-                    gv_shfl2(cu, su, L.up);
-                    const float yu = gv_shfl(z1, L.up);
-                    const float yd = gv_shfl(z0, L.dn);
-                    const float w1 = c2 * z1 - s2 * yd;
-                    const float w0 = su * yu + cu * z0;
-                    z0 = L.lo2 ? w0 : z0;
-                    z1 = L.hi2 ? w1 : z1;
-                }
-                y0 = sg0 * z0 + x0;
-                y1 = sg1 * z1 + x1;
-                gv_stw(ph, narrow<DT>(y0) | (narrow<DT>(y1) << 16), L.on);
-                ph = gv_adv(ph, es);
-            }
-        }
-    }
-};
-
-template <int DT, int K>
-__device__ __forceinline__ void givens_fwd_pairs(const void* __restrict__ theta, const void* __restrict__ sigma,
-                                                 const void* __restrict__ x, const void* __restrict__ h0,
-                                                 void* __restrict__ h, i64 T, i64 N) {
-    constexpr int D = GIVENS_PREFETCH_PAIRS;
-    GvFwdPairs<DT, K> f(theta, sigma, x, h0, h, T, N);
-    i64 t0 = 0;
-    for (; T - t0 >= 2 * D; t0 += D) {
-        if (f.all_fast()) {
             f.template steps<false, true>(0);
         } else {
             f.template steps<false, false>(0);
@@ -1365,14 +1164,6 @@ __device__ __forceinline__ void givens_bwd_chunked(const void* __restrict__ thet
         givens_bwd_chunked<DT, K>(theta, sigma, h0, h, dh, dtheta, dsigma, dx, dh0, T, N);        \
     }
 
-// The 16-bit forward with two channels a thread (givens_fwd_pairs).
-#define GIVENS_PAIRS_K(NAME, DT, K)                                                               \
-    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS, 1)                           \
-        givens_scan_fwd_##NAME##_k##K##_pairs(const void* theta, const void* sigma, const void* x, \
-                                              const void* h0, void* h, i64 T, i64 N) {            \
-        givens_fwd_pairs<DT, K>(theta, sigma, x, h0, h, T, N);                                    \
-    }
-
 #define GIVENS(NAME, DT)   \
     GIVENS_K(NAME, DT, 2)  \
     GIVENS_K(NAME, DT, 4)  \
@@ -1385,21 +1176,10 @@ __device__ __forceinline__ void givens_bwd_chunked(const void* __restrict__ thet
 // ptxas 17 s for sm_90); without them the file instantiates everything.
 // (GIVENS_ONE expands its arguments before GIVENS_K pastes them.)
 #define GIVENS_ONE(NAME, DT, K) GIVENS_K(NAME, DT, K)
-#define GIVENS_PAIRS_ONE(NAME, DT, K) GIVENS_PAIRS_K(NAME, DT, K)
 #if defined(SCAN_K)
 GIVENS_ONE(SCAN_DT_NAME, SCAN_DT, SCAN_K)
-#if SCAN_DT != DT_F32
-GIVENS_PAIRS_ONE(SCAN_DT_NAME, SCAN_DT, SCAN_K)
-#endif
 #else
 GIVENS(f32, DT_F32)
 GIVENS(f16, DT_F16)
 GIVENS(bf16, DT_BF16)
-#define GIVENS_PAIRS(NAME, DT)   \
-    GIVENS_PAIRS_K(NAME, DT, 2)  \
-    GIVENS_PAIRS_K(NAME, DT, 4)  \
-    GIVENS_PAIRS_K(NAME, DT, 8)  \
-    GIVENS_PAIRS_K(NAME, DT, 16)
-GIVENS_PAIRS(f16, DT_F16)
-GIVENS_PAIRS(bf16, DT_BF16)
 #endif
