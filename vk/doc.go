@@ -164,10 +164,13 @@
 // of A_t and X_t (the backward: A_t, dH_t, H_{t-1}), contiguous and read
 // once, whole 16-byte vectors where the row allows, with the loads of the
 // next steps (up to 8) already in flight in registers; the rows of
-// H_{t-1} (backward: G_t, H_{t-1}, A_t) are exchanged through shared
-// memory, one barrier per step. The walk is the sequential recurrence, so
-// NaN and Inf propagate as in the reference, and the backward forms dA_t in
-// the same pass.
+// H_{t-1} (backward: G_t, A_t and, in 16-bit types, H_{t-1}) are
+// exchanged through shared memory, one barrier per step. The walk is the
+// sequential recurrence, so NaN and Inf propagate as in the reference, and
+// the backward forms dA_t in the same pass: in f32 an invocation forms
+// column i of dA_t from the rows of G_t it reads for the carry and its own
+// row of H_{t-1}; in 16-bit types, where a column would split 32-bit
+// words between invocations, row i from the lane's H_{t-1}.
 //
 // The column layout (one-column states, and few lanes with long T, such as
 // the long-T benchmark shape): each of a block's v columns evolves on its
