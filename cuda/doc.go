@@ -136,8 +136,12 @@
 //     1 while the grid would give an SM fewer than two blocks (affineTile).
 //   - givens_scan: one thread per channel; the k threads of a lane sit in
 //     one warp and exchange the rotated pairs with shuffles, each thread
-//     computing one angle's sine and cosine per step (the accurate
-//     single-precision reduction and polynomials, inlined). A ring of 16
+//     computing one angle's sine and cosine per step: with f32 inputs the
+//     accurate single-precision reduction and polynomials, inlined; with
+//     f16 and bf16 inputs the special function unit's (sin.approx,
+//     cos.approx: absolute error at most 2^-21.4 for |theta| <= pi, a
+//     thousandth of an f16 unit in the last place; the accurate path
+//     beyond), a third of the instructions of a step. A ring of 16
 //     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
 //     loads in flight; the f32 backward instead stages rounds of 8 steps
 //     in shared memory (asynchronous copies, two halves). A block is

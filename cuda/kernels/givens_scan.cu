@@ -160,10 +160,12 @@ GV_NOINLINE __device__ GvSinCos gv_sincos_slow(float x) {
 // gv_sincos_fast sets s, c = sin(x), cos(x) with the CUDA library's own fast
 // path (the same three-part reduction by pi/2 and polynomials, so the
 // same results, within 2 ulp), valid for |x| <= GV_FAST_ANGLE; gv_sincos
-// takes the library function beyond, and for Inf and NaN. The benchmark's angles lie in
-// (-pi, pi). The intrinsics __sinf/__cosf are not used: their absolute
-// error (2^-21.4 on [-pi, pi]) accumulates over T beyond the long-memory
-// gate.
+// takes the library function beyond, and for Inf and NaN. The benchmark's
+// angles lie in (-pi, pi). f32 kernels take these: the special function
+// unit's sine and cosine (absolute error up to 2^-21.4 on [-pi, pi]) would
+// put an error of that size into every step of an f32 recurrence, whose
+// long-memory gate allows 2^-23 a step. The 16-bit kernels take the
+// special function unit's (gv_sincos16).
 __device__ __forceinline__ void gv_sincos_fast(float x, float& s, float& c) {
     const float qf = rintf(x * 0.636619772f);
     const int q = (int)qf;
@@ -195,6 +197,40 @@ __device__ __forceinline__ void gv_sincos(float x, float& s, float& c) {
         return;
     }
     gv_sincos_fast(x, s, c);
+}
+
+// gv_sincos_hw sets s, c = sin(x), cos(x) from the special function unit
+// (sin.approx.f32, cos.approx.f32: absolute error at most 2^-21.41 and
+// 2^-21.19 for x in [-pi, pi]), two instructions and a multiply where the
+// library's fast path takes about twenty. The host build (the emulation
+// test) takes the C library's sinf and cosf.
+__device__ __forceinline__ void gv_sincos_hw(float x, float& s, float& c) {
+#ifdef __CUDA_ARCH__
+    asm("sin.approx.f32 %0, %1;" : "=f"(s) : "f"(x));
+    asm("cos.approx.f32 %0, %1;" : "=f"(c) : "f"(x));
+#else
+    s = sinf(x);
+    c = cosf(x);
+#endif
+}
+
+// GV_HW_ANGLE bounds the angles gv_sincos_hw takes: the largest float
+// below pi. Every f16 and bf16 angle of the benchmark's (-pi, pi) is
+// within it (both types round pi down, to 3.140625).
+#define GV_HW_ANGLE 3.14159250f
+
+// gv_sincos16 is the sine and cosine of the 16-bit kernels: from the
+// special function unit for |x| <= GV_HW_ANGLE, gv_sincos beyond (and for
+// Inf and NaN), so that an angle's values never depend on the angles
+// around it. The unit's absolute error is 2^10 times below an f16 unit in
+// the last place (2^8 below bf16's); the 16-bit gates hold the outputs to
+// that unit, where the f32 long-memory gate allows 2^-23 a step.
+__device__ __forceinline__ void gv_sincos16(float x, float& s, float& c) {
+    if (fabsf(x) <= GV_HW_ANGLE) {
+        gv_sincos_hw(x, s, c);
+    } else {
+        gv_sincos(x, s, c);
+    }
 }
 
 // GvLane is a thread's place: its lane (b, n; n clamped to N-1 past the
@@ -249,10 +285,19 @@ struct GvAngles {
     float c1, s1, c2, s2;
 };
 
-template <int K, bool FAST>
+// gv_angles is the thread's angle's sine and cosine, sent to the threads
+// of its pairs. FAST: every angle of the ring is within the fast path's
+// bound (gv_all_fast), so no branch is taken.
+template <int DT, int K, bool FAST>
 __device__ __forceinline__ GvAngles gv_angles(const GvLane<K>& L, float th) {
     float s, c;
-    if (FAST) {
+    if (DT != DT_F32) {
+        if (FAST) {
+            gv_sincos_hw(th, s, c);
+        } else {
+            gv_sincos16(th, s, c);
+        }
+    } else if (FAST) {
         gv_sincos_fast(th, s, c);
     } else {
         gv_sincos(th, s, c);
@@ -379,13 +424,15 @@ __device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool
     gv_stp<DT>((char*)p + i * (DT == DT_F32 ? 4 : 2), v, on);
 }
 
-// gv_all_fast reports whether every angle of a ring takes the fast sincos.
+// gv_all_fast reports whether every angle of a ring takes the fast sincos
+// (f32: gv_sincos_fast; 16-bit: gv_sincos_hw).
 template <int DT, int D, typename R>
 __device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
+    constexpr float bound = DT == DT_F32 ? GV_FAST_ANGLE : GV_HW_ANGLE;
     bool fast = true;
 #pragma unroll
     for (int d = 0; d < D; d++) {
-        fast &= fabsf(gv_wide<DT>(th[d])) <= GV_FAST_ANGLE;
+        fast &= fabsf(gv_wide<DT>(th[d])) <= bound;
     }
     return fast;
 }
@@ -456,7 +503,7 @@ struct GvFwd {
                 if (!TAIL || d + D < left) {
                     load(d);
                 }
-                const GvAngles g = gv_angles<K, FAST>(L, th);
+                const GvAngles g = gv_angles<DT, K, FAST>(L, th);
                 y = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y));
                 y = sg * y + xv;
                 gv_stp<DT>(ph, y, L.on);
@@ -640,7 +687,7 @@ struct GvBwd {
                 if (!STAGED && (!TAIL || d + D < left)) {
                     load(d, !TAIL || d + D < left - 1);
                 }
-                const GvAngles g = gv_angles<K, FAST>(L, th);
+                const GvAngles g = gv_angles<DT, K, FAST>(L, th);
                 const float y1 = gv_rotate1<K>(L, g, hp);
                 const float u = gv_rotate2<K>(L, g, y1);
                 const float G = dhv + carry;
@@ -877,7 +924,7 @@ struct GvFwdChunk {
             const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), xv = gv_wide<DT>(rx[d]);
             load(d);
             const bool act = s0 + d < n;
-            const GvAngles g = gv_angles<K, FAST>(L, th);
+            const GvAngles g = gv_angles<DT, K, FAST>(L, th);
             if (AGG) {
                 // gv_rotate1 and gv_rotate2 on the K+1 vectors at once,
                 // in the form of gv_agg_layer.
@@ -947,7 +994,7 @@ __device__ __forceinline__ void givens_fwd_chunked(const void* __restrict__ thet
             const i64 e = (blk0 + t * N) * K + L.j, a = (blk0 + t * N) * (K - 1) + L.j;
             const float th = L.j < K - 1 ? ld<DT>(theta, a) : 0.0f;
             const float sg = ld<DT>(sigma, e), xv = ld<DT>(x, e);
-            const GvAngles g = gv_angles<K, false>(L, th);
+            const GvAngles g = gv_angles<DT, K, false>(L, th);
             z = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, z));
             z = sg * z + xv;
             cap = t + 1 == ch.t0 ? z : cap;
@@ -1033,7 +1080,7 @@ struct GvBwdChunk {
             const float hp = AGG ? 0.0f : gv_wide<DT>(rhp[AGG ? 0 : d]);
             load(d);
             const bool act = s0 + d < n;
-            const GvAngles g = gv_angles<K, FAST>(L, th);
+            const GvAngles g = gv_angles<DT, K, FAST>(L, th);
             if (AGG) {
                 // gv_back on the K+1 vectors at once.
                 float v[K + 1], p[K + 1];
@@ -1125,7 +1172,7 @@ __device__ __forceinline__ void givens_bwd_chunked(const void* __restrict__ thet
             const i64 e = (blk0 + t * N) * K + L.j, a = (blk0 + t * N) * (K - 1) + L.j;
             const float th = L.j < K - 1 ? ld<DT>(theta, a) : 0.0f;
             const float sg = ld<DT>(sigma, e), dhv = ld<DT>(dh, e);
-            const GvAngles g = gv_angles<K, false>(L, th);
+            const GvAngles g = gv_angles<DT, K, false>(L, th);
             z = gv_back<K>(L, g, sg * (dhv + z));
             cap = t == t1 ? z : cap;
         }
