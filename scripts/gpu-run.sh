@@ -161,16 +161,25 @@ for m in $modes; do
     # Nsight Compute reports of single kernels: NCU_PROFILES is a list of
     # name|kernel regex|scanbench arguments, separated by ';'; each
     # profiles the first launch whose name matches, during a quick
-    # benchmark run with those arguments.
+    # benchmark run with those arguments. NCU_SECTIONS adds sections (for
+    # example "InstructionStats SourceCounters").
     echo "== ncu"
     ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     IFS=';' read -ra profs <<<"${NCU_PROFILES:-}"
     for p in "${profs[@]}"; do
       IFS='|' read -r pname kre pargs <<<"$p"
       to "$ncu" --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
-        --section Occupancy --section LaunchStats --section SchedulerStats -k "regex:$kre" -c 1 \
+        --section Occupancy --section LaunchStats --section SchedulerStats \
+        $(for x in ${NCU_SECTIONS:-}; do echo --section "$x"; done) -k "regex:$kre" -c 1 \
         .build/scanbench --bench --quick $pargs --out "$RES/ncu-$pname" >"$RES/ncu-$pname.txt" 2>&1 || rc=1
       grep -E 'Duration|Throughput|Stall|Warp Cycles|Achieved Occupancy|Registers|==ERR|==PROF==' "$RES/ncu-$pname.txt" | head -20
+      # NCU_SASS=1: also the kernel's SASS as the driver compiled it, with
+      # per-instruction executions and stall samples.
+      if [ "${NCU_SASS:-0}" = 1 ]; then
+        to "$ncu" --section SourceCounters --page source --print-source sass --csv -k "regex:$kre" -c 1 \
+          .build/scanbench --bench --quick $pargs --out "$RES/ncu-$pname-sass" >"$RES/ncu-$pname-sass.csv" 2>&1 || rc=1
+        wc -l "$RES/ncu-$pname-sass.csv"
+      fi
     done
     ;;
   ab)
