@@ -394,38 +394,54 @@ __device__ __forceinline__ float gv_wide(unsigned int v) {
 
 // gv_stp stores v at p, rounded to DT, where on (gv_st: at element i of
 // p). The rounding (and a 16-bit NaN's patch) is done whether or not the
-// thread stores, and the store is one predicated instruction (st.global
-// under a predicate, in PTX of its own): left to the compiler, an `if
-// (on)` around the store became a branch with the rounding and the
-// address arithmetic moved into it, which cuts the unrolled steps into
-// blocks that the compiler schedules one at a time. The bf16 backward,
-// four such stores a step, ran at half the speed of the f16 one.
-template <int DT>
+// thread stores. PRED makes the store one predicated instruction (st.global
+// under a predicate, in PTX of its own): left to the compiler, the `if
+// (on)` around each of the unchunked backward's four stores a step became
+// a branch with the rounding and the address arithmetic moved into it,
+// which cut the unrolled steps into blocks scheduled one at a time (on an
+// H200 the bf16 backward ran at half the speed of the f16 one, and took
+// 1.6 ms less at the large shape with PRED). The forwards and the chunked
+// kernels keep the plain store, which the compiler predicates itself and
+// which times faster there (the f16 forward 487 against 524 µs).
+template <int DT, bool PRED = false>
 __device__ __forceinline__ void gv_stp(char* __restrict__ p, float v, bool on) {
 #ifdef __CUDA_ARCH__
-    if constexpr (DT == DT_F32) {
-        asm volatile(
-            "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t@p st.global.wb.f32 [%0], %1;\n\t}" ::"l"(p),
-            "f"(v), "r"((unsigned int)on));
-    } else {
-        const unsigned short r = (unsigned short)narrow<DT>(v);
-        asm volatile(
-            "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t@p st.global.wb.u16 [%0], %1;\n\t}" ::"l"(p),
-            "h"(r), "r"((unsigned int)on));
-    }
-#else
-    if (on) {
+    if constexpr (PRED) {
         if constexpr (DT == DT_F32) {
-            *(float*)p = v;
+            asm volatile(
+                "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t@p st.global.wb.f32 [%0], %1;\n\t}" ::"l"(p),
+                "f"(v), "r"((unsigned int)on));
         } else {
-            *(unsigned short*)p = (unsigned short)narrow<DT>(v);
+            const unsigned short r = (unsigned short)narrow<DT>(v);
+            asm volatile(
+                "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t@p st.global.wb.u16 [%0], %1;\n\t}" ::"l"(p),
+                "h"(r), "r"((unsigned int)on));
         }
+        return;
     }
 #endif
+    if constexpr (DT == DT_F32) {
+        if (on) {
+#ifdef __CUDA_ARCH__
+            __stwb((float*)p, v);
+#else
+            *(float*)p = v;
+#endif
+        }
+    } else {
+        const unsigned short r = (unsigned short)narrow<DT>(v);
+        if (on) {
+#ifdef __CUDA_ARCH__
+            __stwb((unsigned short*)p, r);
+#else
+            *(unsigned short*)p = r;
+#endif
+        }
+    }
 }
-template <int DT>
+template <int DT, bool PRED = false>
 __device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool on) {
-    gv_stp<DT>((char*)p + i * (DT == DT_F32 ? 4 : 2), v, on);
+    gv_stp<DT, PRED>((char*)p + i * (DT == DT_F32 ? 4 : 2), v, on);
 }
 
 // gv_all_fast reports whether every angle of a ring takes the fast sincos
@@ -695,8 +711,8 @@ struct GvBwd {
                 const float y1 = gv_rotate1<K>(L, g, hp);
                 const float u = gv_rotate2<K>(L, g, y1);
                 const float G = dhv + carry;
-                gv_st<DT>(dx, eS, G, L.on);
-                gv_st<DT>(dsigma, eS, G * u, L.on);
+                gv_st<DT, true>(dx, eS, G, L.on);
+                gv_st<DT, true>(dsigma, eS, G * u, L.on);
                 float gv = sg * G;
                 // Each pair's angle gradient: layer 2 (if any) first, then
                 // layer 1, stored by the lower thread; the index and value
@@ -713,8 +729,8 @@ struct GvBwd {
                 gv_shfl2(gp, yp, L.p1);
                 const float d1 = -gv * yp + gp * y1;
                 carry = L.lo1 ? g.c1 * gv + g.s1 * gp : -g.s1 * gp + g.c1 * gv;
-                gv_st<DT>(dtheta, aS + L.i2, d2, L.st2);
-                gv_st<DT>(dtheta, aS + L.i1, d1, L.st1);
+                gv_st<DT, true>(dtheta, aS + L.i2, d2, L.st2);
+                gv_st<DT, true>(dtheta, aS + L.i1, d1, L.st1);
                 eS -= es;
                 aS -= as;
             }
