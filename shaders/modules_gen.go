@@ -86,7 +86,7 @@ var sourceDigests = map[string]string{
 	"givens.glsl":                      "715ee01dec822ea8164094663a18695c051e37dd694b0a25d3ba4e61342ececc",
 	"givens_scan_bwd.comp":             "eef0bb2b63c387cebc17594421ab79d854c9309af7ad091ab3cdc53fe4203496",
 	"givens_scan_fwd.comp":             "290f8541a4852ad78b6f2eeecafe1d640d4cf0c1b6c1736ed59206885f0ebd24",
-	"givens_scan_sg_bwd.comp":          "e165c832966693590645714eeab157e0592e82a45f88cb3f6ee9acbe26dde828",
+	"givens_scan_sg_bwd.comp":          "48b9c4a106625a2f709c7f51ab3af779c9bfec41b9a6aeb24aed3446ba4a2e2b",
 	"givens_scan_sg_fwd.comp":          "4c2822c2d441f4cfe5cca84be5142f82f157409b19dcb50fb77d1c5aa484747c",
 	"givens_sg.glsl":                   "10f915effef6f2fe54e0826cadb12c582fc5f56351eabeb708a7778af62f5ee6",
 	"linear_scan_bwd.comp":             "9f0de99444d4f93ef40bbdf63e8285666ef9db06e40a52f626aa1ae12aa1aa41",

@@ -400,6 +400,14 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	if c.b.cfg.givensDepth > 0 {
 		k.spec[specDepth] = uint32(max(c.b.cfg.givensDepth, 2)) // the kernels' pass 1 takes two slots
 	}
+	// The 16-bit backward stores each word of angle gradients that two
+	// lanes share whole, from the lower lane, where the two always meet in
+	// one subgroup (see shaders/givens_sg.glsl, PAIRS): T in one chunk, N
+	// even (pairs never straddle a batch row), subgroups of k or more
+	// invocations and an even number of lanes a workgroup.
+	if dir == scans.Backward && c.dt.Size() == 2 && chunks == 1 && d.N%2 == 0 && width >= d.K && (wg/(d.K/2))%2 == 0 {
+		k.spec[specPairs] = 1
+	}
 	k.invPerBatch = int64(d.N) * int64(d.K/2) * int64(chunks)
 	// An invocation's pairs of sigma, x, h and their gradients start at
 	// an even element (k is even here), so in 16-bit types each is one

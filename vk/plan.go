@@ -19,6 +19,7 @@ const (
 	specRing            // row layout: steps of loads in flight
 	specDepth           // subgroup Givens kernels: steps of loads in flight
 	specHWF16           // f16 kernels: the exact hardware conversions (hwWiden, hwNarrow)
+	specPairs           // subgroup Givens backward: lanes sharing angle words pair in a subgroup
 	numSpec
 )
 
