@@ -399,10 +399,11 @@ __device__ __forceinline__ float gv_wide(unsigned int v) {
 // (on)` around each of the unchunked backward's four stores a step became
 // a branch with the rounding and the address arithmetic moved into it,
 // which cut the unrolled steps into blocks scheduled one at a time (on an
-// H200 the bf16 backward ran at half the speed of the f16 one, and took
-// 1.6 ms less at the large shape with PRED). The forwards and the chunked
-// kernels keep the plain store, which the compiler predicates itself and
-// which times faster there (the f16 forward 487 against 524 µs).
+// H200 the bf16 backward ran at half the speed of the f16 one; with PRED
+// the large bf16 forward and backward took 1.61 ms, not 2.76). The
+// forwards and the chunked kernels keep the plain store, which the
+// compiler predicates itself and which times faster there (the f16
+// forward 487 against 524 µs).
 template <int DT, bool PRED = false>
 __device__ __forceinline__ void gv_stp(char* __restrict__ p, float v, bool on) {
 #ifdef __CUDA_ARCH__
