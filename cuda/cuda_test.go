@@ -70,6 +70,13 @@ func TestHalfValues(t *testing.T) {
 	bench.TestHalfValues(t, gpu(t))
 }
 
+// TestGivensAngles: givens_scan with angles up to 3000 in magnitude agrees
+// with eager, through the chunked and the unchunked kernels
+// (bench.TestGivensAngles).
+func TestGivensAngles(t *testing.T) {
+	bench.TestGivensAngles(t, gpu(t), true)
+}
+
 func TestStatus(t *testing.T) {
 	b := New()
 	st := b.Status()

@@ -139,9 +139,10 @@
 //     computing one angle's sine and cosine per step: with f32 inputs the
 //     accurate single-precision reduction and polynomials, inlined; with
 //     f16 and bf16 inputs the special function unit's (sin.approx,
-//     cos.approx: absolute error at most 2^-21.4 for |theta| <= pi, a
-//     thousandth of an f16 unit in the last place; the accurate path
-//     beyond), a third of the instructions of a step. A ring of 16
+//     cos.approx: absolute error at most 2^-21.4, a thousandth of an f16
+//     unit in the last place) of theta reduced by its nearest multiple of
+//     2 pi, up to the bound of the library's fast path (the library's
+//     function beyond). A ring of 16
 //     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
 //     loads in flight; the f32 backward instead stages rounds of 8 steps
 //     in shared memory (asynchronous copies, two halves). A block is

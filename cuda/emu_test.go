@@ -379,6 +379,13 @@ func TestHalfValuesEmulated(t *testing.T) {
 	bench.TestHalfValues(t, emulated(t, "TestHalfValues"))
 }
 
+// TestGivensAnglesEmulated runs bench.TestGivensAngles on the kernels in
+// the host emulator: angles far outside (-pi, pi), through the fast paths'
+// reductions (the C library's sine and cosine stand in for the GPU's).
+func TestGivensAnglesEmulated(t *testing.T) {
+	bench.TestGivensAngles(t, emulated(t, "TestGivensAngles"), false)
+}
+
 // TestGivensUnchunkedEmulated runs the Givens kernels that walk all of T
 // per thread on T long enough for their main loops (the ring's steady
 // state), which the conformance matrix's few-lane shapes reach only

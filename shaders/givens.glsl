@@ -23,6 +23,8 @@
 // only k <= 8 (P in registers) and only while lanes are few (see
 // givensLayout in vk/plan.go).
 
+#include "sincos.glsl"
+
 layout(constant_id = 3) const uint CHUNKS = 1;
 
 const uint LPW = WG / CHUNKS;              // lanes per workgroup

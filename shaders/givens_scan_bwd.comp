@@ -83,7 +83,8 @@ void main() {
                     // the first layer's.
                     for (uint q = 0u; q < (K - 1u) / 2u; q++) {
                         float a = th[p * K + K / 2u + q];
-                        float c = cos(a), sn = sin(a);
+                        vec2 sc = sincos_reduced(a);
+                        float c = sc.y, sn = sc.x;
                         uint i = 2u * q + 1u;
                         for (uint m = 0u; m <= K; m++) {
                             float gi = v[m * K + i], gj = v[m * K + i + 1u];
@@ -93,7 +94,8 @@ void main() {
                     }
                     for (uint q = 0u; q < K / 2u; q++) {
                         float a = th[p * K + q];
-                        float c = cos(a), sn = sin(a);
+                        vec2 sc = sincos_reduced(a);
+                        float c = sc.y, sn = sc.x;
                         uint i = 2u * q;
                         for (uint m = 0u; m <= K; m++) {
                             float gi = v[m * K + i], gj = v[m * K + i + 1u];
@@ -186,8 +188,9 @@ void main() {
             }
             for (uint q = 0u; q < K / 2u; q++) {
                 float a = th[p * K + q];
-                cs[q] = cos(a);
-                sn[q] = sin(a);
+                vec2 sc = sincos_reduced(a);
+                cs[q] = sc.y;
+                sn[q] = sc.x;
                 uint i = 2u * q;
                 float xi = y[i], xj = y[i + 1u];
                 y[i] = cs[q] * xi - sn[q] * xj;
@@ -199,8 +202,9 @@ void main() {
             for (uint q = 0u; q < (K - 1u) / 2u; q++) {
                 uint pq = K / 2u + q;
                 float a = th[p * K + pq];
-                cs[pq] = cos(a);
-                sn[pq] = sin(a);
+                vec2 sc = sincos_reduced(a);
+                cs[pq] = sc.y;
+                sn[pq] = sc.x;
                 uint i = 2u * q + 1u;
                 float xi = y[i], xj = y[i + 1u];
                 y[i] = cs[pq] * xi - sn[pq] * xj;

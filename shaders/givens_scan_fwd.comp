@@ -58,7 +58,8 @@ void main() {
                     }
                     for (uint q = 0u; q < K / 2u; q++) {
                         float a = th[p * K + q];
-                        float c = cos(a), sn = sin(a);
+                        vec2 sc = sincos_reduced(a);
+                        float c = sc.y, sn = sc.x;
                         uint i = 2u * q;
                         for (uint m = 0u; m <= K; m++) {
                             float xi = v[m * K + i], xj = v[m * K + i + 1u];
@@ -68,7 +69,8 @@ void main() {
                     }
                     for (uint q = 0u; q < (K - 1u) / 2u; q++) {
                         float a = th[p * K + K / 2u + q];
-                        float c = cos(a), sn = sin(a);
+                        vec2 sc = sincos_reduced(a);
+                        float c = sc.y, sn = sc.x;
                         uint i = 2u * q + 1u;
                         for (uint m = 0u; m <= K; m++) {
                             float xi = v[m * K + i], xj = v[m * K + i + 1u];
@@ -157,7 +159,8 @@ void main() {
             }
             for (uint q = 0u; q < K / 2u; q++) {
                 float a = th[p * (K - 1u) + q];
-                float c = cos(a), sn = sin(a);
+                vec2 sc = sincos_reduced(a);
+                float c = sc.y, sn = sc.x;
                 uint i = 2u * q;
                 float xi = h[i], xj = h[i + 1u];
                 h[i] = c * xi - sn * xj;
@@ -165,7 +168,8 @@ void main() {
             }
             for (uint q = 0u; q < (K - 1u) / 2u; q++) {
                 float a = th[p * (K - 1u) + K / 2u + q];
-                float c = cos(a), sn = sin(a);
+                vec2 sc = sincos_reduced(a);
+                float c = sc.y, sn = sc.x;
                 uint i = 2u * q + 1u;
                 float xi = h[i], xj = h[i + 1u];
                 h[i] = c * xi - sn * xj;

@@ -106,8 +106,9 @@ void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
     vec2 dd = WIDE2(rd[d]);
-    float c1 = cos(th1), s1 = sin(th1);
-    float c2 = cos(th2), s2 = sin(th2);
+    vec2 sc1 = sincos_reduced(th1), sc2 = sincos_reduced(th2);
+    float c1 = sc1.y, s1 = sc1.x;
+    float c2 = sc2.y, s2 = sc2.x;
     float cp = 1.0, sp = 0.0, gdn;
 #ifdef CHUNKED_KERNEL
     if (agg) {

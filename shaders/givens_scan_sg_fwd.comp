@@ -45,8 +45,9 @@ void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     vec2 sg = WIDE2(rs[d]);
     vec2 xx = WIDE2(rx[d]);
     float cp, sp;
-    float c1 = cos(th1), s1 = sin(th1);
-    float c2 = cos(th2), s2 = sin(th2);
+    vec2 sc1 = sincos_reduced(th1), sc2 = sincos_reduced(th2);
+    float c1 = sc1.y, s1 = sc1.x;
+    float c2 = sc2.y, s2 = sc2.x;
 #ifdef CHUNKED_KERNEL
     if (agg) {
         neighbour_angle(r, c2, s2, cp, sp);  // once for the k + 1 columns

@@ -45,6 +45,8 @@
 // loop bound is uniform over the F invocations of a lane, so a shuffle's
 // source is always active.
 
+#include "sincos.glsl"
+
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require

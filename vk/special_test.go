@@ -15,6 +15,13 @@ func TestSpecialValues(t *testing.T) {
 	bench.TestSpecialValues(t, testBackend(t))
 }
 
+// TestGivensAngles: givens_scan with angles up to 3000 in magnitude agrees
+// with eager (bench.TestGivensAngles): the kernels reduce each angle by
+// its nearest multiple of 2 pi before sin and cos.
+func TestGivensAngles(t *testing.T) {
+	bench.TestGivensAngles(t, testBackend(t), true)
+}
+
 // TestHalfValues: every f16 and bf16 bit pattern widens and narrows
 // exactly (bench.TestHalfValues), on the device's own f16 conversions
 // where its probes found them exact, and on the software path.

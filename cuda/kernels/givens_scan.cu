@@ -201,36 +201,41 @@ __device__ __forceinline__ void gv_sincos(float x, float& s, float& c) {
 
 // gv_sincos_hw sets s, c = sin(x), cos(x) from the special function unit
 // (sin.approx.f32, cos.approx.f32: absolute error at most 2^-21.41 and
-// 2^-21.19 for x in [-pi, pi]), two instructions and a multiply where the
-// library's fast path takes about twenty. The host build (the emulation
-// test) takes the C library's sinf and cosf.
+// 2^-21.19 for an argument in [-pi, pi]), for |x| <= GV_FAST_ANGLE. The
+// unit scales its argument to turns in f32, which loses about |x| 2^-24
+// beyond one turn, so x is first reduced by the nearest multiple q of 2 pi
+// in two parts (the library's split of pi/2, times 4; the third part
+// times q stays below 2^-31 here): r = x - 2 pi q to within an ulp of r.
+// Six instructions where the library's fast path takes about twenty. The
+// host build (the emulation test) takes the C library's sinf and cosf of
+// the same r.
 __device__ __forceinline__ void gv_sincos_hw(float x, float& s, float& c) {
+    const float q = rintf(x * 0.159154943f);
+    float r = fmaf(q, -6.2831850051879883e+00f, x);
+    r = fmaf(q, -3.0199157663446385e-07f, r);
 #ifdef __CUDA_ARCH__
-    asm("sin.approx.f32 %0, %1;" : "=f"(s) : "f"(x));
-    asm("cos.approx.f32 %0, %1;" : "=f"(c) : "f"(x));
+    asm("sin.approx.f32 %0, %1;" : "=f"(s) : "f"(r));
+    asm("cos.approx.f32 %0, %1;" : "=f"(c) : "f"(r));
 #else
-    s = sinf(x);
-    c = cosf(x);
+    s = sinf(r);
+    c = cosf(r);
 #endif
 }
 
-// GV_HW_ANGLE bounds the angles gv_sincos_hw takes: the largest float
-// below pi. Every f16 and bf16 angle of the benchmark's (-pi, pi) is
-// within it (both types round pi down, to 3.140625).
-#define GV_HW_ANGLE 3.14159250f
-
-// gv_sincos16 is the sine and cosine of the 16-bit kernels: from the
-// special function unit for |x| <= GV_HW_ANGLE, gv_sincos beyond (and for
-// Inf and NaN), so that an angle's values never depend on the angles
-// around it. The unit's absolute error is 2^10 times below an f16 unit in
-// the last place (2^8 below bf16's); the 16-bit gates hold the outputs to
-// that unit, where the f32 long-memory gate allows 2^-23 a step.
+// gv_sincos16 is the sine and cosine of the 16-bit kernels: gv_sincos_hw
+// for |x| <= GV_FAST_ANGLE, the library function beyond (and for Inf and
+// NaN), so that an angle's values never depend on the angles around it.
+// The unit's absolute error is 2^10 times below an f16 unit in the last
+// place (2^8 below bf16's); the 16-bit gates hold the outputs to that
+// unit, where the f32 long-memory gate allows 2^-23 a step.
 __device__ __forceinline__ void gv_sincos16(float x, float& s, float& c) {
-    if (fabsf(x) <= GV_HW_ANGLE) {
-        gv_sincos_hw(x, s, c);
-    } else {
-        gv_sincos(x, s, c);
+    if (!(fabsf(x) <= GV_FAST_ANGLE)) {
+        const GvSinCos r = gv_sincos_slow(x);
+        s = r.s;
+        c = r.c;
+        return;
     }
+    gv_sincos_hw(x, s, c);
 }
 
 // GvLane is a thread's place: its lane (b, n; n clamped to N-1 past the
@@ -449,11 +454,10 @@ __device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool
 // (f32: gv_sincos_fast; 16-bit: gv_sincos_hw).
 template <int DT, int D, typename R>
 __device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
-    constexpr float bound = DT == DT_F32 ? GV_FAST_ANGLE : GV_HW_ANGLE;
     bool fast = true;
 #pragma unroll
     for (int d = 0; d < D; d++) {
-        fast &= fabsf(gv_wide<DT>(th[d])) <= bound;
+        fast &= fabsf(gv_wide<DT>(th[d])) <= GV_FAST_ANGLE;
     }
     return fast;
 }
