@@ -189,6 +189,13 @@
 // scan per column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a
 // second dispatch computes it from G read back in f32.
 //
+// givens_scan takes the sine and cosine of each angle after subtracting
+// its nearest multiple of 2 pi (shaders/sincos.glsl: three parts, exact
+// products, no fused multiply-add assumed): GLSL's sin and cos need be
+// accurate only within [-pi, pi], and on NVIDIA GPUs they lose about
+// |theta| 2^-24 beyond, so angles of trained models, which leave one turn,
+// would otherwise miss the tolerance gates (bench.TestGivensAngles).
+//
 // givens_scan, on a device whose compute shaders have subgroup shuffles
 // (Vulkan 1.1, VkPhysicalDeviceSubgroupProperties) in subgroups of at least
 // k/2 invocations: k/2 invocations of one subgroup per block, each holding
