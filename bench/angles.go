@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/eager"
 )
 
 // TestGivensAngles runs givens_scan with angles far outside the
@@ -22,12 +21,7 @@ import (
 // lane.
 func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 	t.Helper()
-	if st := b.Status(); !st.Available {
-		t.Skipf("%s not available: %s", b.Name(), st.Reason)
-	}
-	ref := eager.New()
-	seed := TestSeed()
-	t.Logf("seed %d", seed)
+	ref, seed := checkStart(t, b)
 	op := scans.OpGivensScan
 	for _, dt := range []scans.DType{scans.F32, scans.F16, scans.BF16} {
 		dims := []scans.Dims{{B: 3, T: 300, N: 4, K: 4, V: 1}, {B: 3, T: 300, N: 4, K: 8, V: 1}}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/eager"
 )
 
 // TestHalfValues runs linear_scan on every bit pattern of f16 and of bf16:
@@ -26,12 +25,7 @@ import (
 // zero. That error is below 2^-126, inside every tolerance gate.
 func TestHalfValues(t *testing.T, b scans.Backend) {
 	t.Helper()
-	if st := b.Status(); !st.Available {
-		t.Skipf("%s not available: %s", b.Name(), st.Reason)
-	}
-	ref := eager.New()
-	seed := TestSeed()
-	t.Logf("seed %d", seed)
+	ref, seed := checkStart(t, b)
 	const n = 1 << 16
 	d := scans.Dims{B: 64, T: 1, N: n / 64, K: 1, V: 1}
 	for _, dt := range []scans.DType{scans.F16, scans.BF16} {

@@ -82,3 +82,16 @@ func TestSeed() uint64 {
 	}
 	return uint64(time.Now().UnixNano())
 }
+
+// checkStart begins a check of b against eager: it skips t where b is
+// unavailable (with the backend's reason), draws the seed (TestSeed) and
+// logs it, and returns eager and the seed.
+func checkStart(t *testing.T, b scans.Backend) (scans.Backend, uint64) {
+	t.Helper()
+	if st := b.Status(); !st.Available {
+		t.Skipf("%s not available: %s", b.Name(), st.Reason)
+	}
+	seed := TestSeed()
+	t.Logf("seed %d", seed)
+	return eager.New(), seed
+}

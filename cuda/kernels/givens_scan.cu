@@ -165,7 +165,7 @@ GV_NOINLINE __device__ GvSinCos gv_sincos_slow(float x) {
 // unit's sine and cosine (absolute error up to 2^-21.4 on [-pi, pi]) would
 // put an error of that size into every step of an f32 recurrence, whose
 // long-memory gate allows 2^-23 a step. The 16-bit kernels take the
-// special function unit's (gv_sincos16).
+// special function unit's (gv_sincos_hw).
 __device__ __forceinline__ void gv_sincos_fast(float x, float& s, float& c) {
     const float qf = rintf(x * 0.636619772f);
     const int q = (int)qf;
@@ -188,16 +188,6 @@ __device__ __forceinline__ void gv_sincos_fast(float x, float& s, float& c) {
 
 // GV_FAST_ANGLE bounds the angles gv_sincos_fast takes.
 #define GV_FAST_ANGLE 105615.0f
-
-__device__ __forceinline__ void gv_sincos(float x, float& s, float& c) {
-    if (!(fabsf(x) <= GV_FAST_ANGLE)) {
-        const GvSinCos r = gv_sincos_slow(x);
-        s = r.s;
-        c = r.c;
-        return;
-    }
-    gv_sincos_fast(x, s, c);
-}
 
 // gv_sincos_hw sets s, c = sin(x), cos(x) from the special function unit
 // (sin.approx.f32, cos.approx.f32: absolute error at most 2^-21.41 and
@@ -222,20 +212,26 @@ __device__ __forceinline__ void gv_sincos_hw(float x, float& s, float& c) {
 #endif
 }
 
-// gv_sincos16 is the sine and cosine of the 16-bit kernels: gv_sincos_hw
-// for |x| <= GV_FAST_ANGLE, the library function beyond (and for Inf and
-// NaN), so that an angle's values never depend on the angles around it.
-// The unit's absolute error is 2^10 times below an f16 unit in the last
-// place (2^8 below bf16's); the 16-bit gates hold the outputs to that
-// unit, where the f32 long-memory gate allows 2^-23 a step.
-__device__ __forceinline__ void gv_sincos16(float x, float& s, float& c) {
+// gv_sincos is the sine and cosine of an angle of any size: the fast path
+// for |x| <= GV_FAST_ANGLE (HW: gv_sincos_hw, the 16-bit kernels'; else
+// gv_sincos_fast), the library function beyond (and for Inf and NaN), so
+// that an angle's values never depend on the angles around it. The
+// unit's absolute error is 2^10 times below an f16 unit in the last place
+// (2^8 below bf16's); the 16-bit gates hold the outputs to that unit,
+// where the f32 long-memory gate allows 2^-23 a step.
+template <bool HW>
+__device__ __forceinline__ void gv_sincos(float x, float& s, float& c) {
     if (!(fabsf(x) <= GV_FAST_ANGLE)) {
         const GvSinCos r = gv_sincos_slow(x);
         s = r.s;
         c = r.c;
         return;
     }
-    gv_sincos_hw(x, s, c);
+    if (HW) {
+        gv_sincos_hw(x, s, c);
+    } else {
+        gv_sincos_fast(x, s, c);
+    }
 }
 
 // GvLane is a thread's place: its lane (b, n; n clamped to N-1 past the
@@ -296,16 +292,12 @@ struct GvAngles {
 template <int DT, int K, bool FAST>
 __device__ __forceinline__ GvAngles gv_angles(const GvLane<K>& L, float th) {
     float s, c;
-    if (DT != DT_F32) {
-        if (FAST) {
-            gv_sincos_hw(th, s, c);
-        } else {
-            gv_sincos16(th, s, c);
-        }
-    } else if (FAST) {
-        gv_sincos_fast(th, s, c);
+    if (!FAST) {
+        gv_sincos<DT != DT_F32>(th, s, c);
+    } else if (DT != DT_F32) {
+        gv_sincos_hw(th, s, c);
     } else {
-        gv_sincos(th, s, c);
+        gv_sincos_fast(th, s, c);
     }
     GvAngles g;
     g.c1 = c;
