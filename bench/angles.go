@@ -30,7 +30,6 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 		}
 		for di, d := range dims {
 			for ai, amax := range []float64{8, 100, 3000} {
-				k := d.K
 				rng := rand.New(rand.NewPCG(seed, uint64(int(dt)*100+di*10+ai)))
 				in, err := InputsInit(op, d, dt, Typical, true, rng)
 				if err != nil {
@@ -45,22 +44,19 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 					t.Fatal(err)
 				}
 				for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-					want := fwd
+					want, h := fwd, (*scans.Host)(nil)
 					if dir == scans.Backward {
-						if want, err = Run(ref, op, dir, in, fwd[0]); err != nil {
+						h = fwd[0]
+						if want, err = Run(ref, op, dir, in, h); err != nil {
 							t.Fatal(err)
 						}
 					}
-					var h *scans.Host
-					if dir == scans.Backward {
-						h = fwd[0]
-					}
 					got, err := Run(b, op, dir, in, h)
 					if err != nil {
-						t.Fatalf("%s %s %v k=%d N=%d: %v", op, dir, dt, k, d.N, err)
+						t.Fatalf("%s %s %v k=%d N=%d: %v", op, dir, dt, d.K, d.N, err)
 					}
 					atol, rtol := Gate(op, dir, dt)
-					matchIEEE(t, fmt.Sprintf("%s %s %v k=%d N=%d angles in (-%g, %g)", op, dir, dt, k, d.N, amax, amax), want, got, atol, rtol)
+					matchIEEE(t, fmt.Sprintf("%s %s %v k=%d N=%d angles in (-%g, %g)", op, dir, dt, d.K, d.N, amax, amax), want, got, atol, rtol)
 				}
 			}
 		}

@@ -402,7 +402,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	}
 	// The 16-bit backward stores each word of angle gradients that two
 	// lanes share whole, from the lower lane, where the two always meet in
-	// one subgroup (see shaders/givens_sg.glsl, PAIRS): T in one chunk, N
+	// one subgroup (see shaders/givens_scan_sg_bwd.comp, PAIRS): T in one chunk, N
 	// even (pairs never straddle a batch row), subgroups of k or more
 	// invocations and an even number of lanes a workgroup.
 	if dir == scans.Backward && c.dt.Size() == 2 && chunks == 1 && d.N%2 == 0 && width >= d.K && (wg/(d.K/2))%2 == 0 {
