@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -10,12 +11,15 @@ import (
 
 // TestGivensAngles runs givens_scan with angles far outside the
 // benchmark's (-pi, pi): uniform in (-A, A) for A = 8, 100 and 3000 (an
-// f16 angle is at most 65504), every element type, k = 4 and 8, forward
+// f16 angle is at most 65504), and angles in (-pi, pi) but one in 2000
+// uniform in (-60000, 60000); every element type, k = 4 and 8, forward
 // and backward, against eager under the usual gates. Trained angles are
 // not held to one turn. It is the check that fails on a kernel whose sine
 // and cosine lose accuracy as |theta| grows: a special function unit that
 // scales its argument to turns in f32 loses about |theta| 2^-24 of the
-// angle, 2e-4 at 3000, twenty times the f32 gate. The shapes have few
+// angle, 2e-4 at 3000, twenty times the f32 gate. The last set checks
+// kernels that skip the reduction for a run of steps whose angles are all
+// within pi: most runs skip it, a few must not. The shapes have few
 // lanes (N = 4), which a GPU's plan cuts into chunks of T; many adds
 // N = 200 at k = 8, enough lanes that a large GPU walks all of T per
 // lane.
@@ -29,7 +33,7 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 			dims = append(dims, scans.Dims{B: 3, T: 300, N: 200, K: 8, V: 1})
 		}
 		for di, d := range dims {
-			for ai, amax := range []float64{8, 100, 3000} {
+			for ai, set := range angleSets {
 				rng := rand.New(rand.NewPCG(seed, uint64(int(dt)*100+di*10+ai)))
 				in, err := InputsInit(op, d, dt, Typical, true, rng)
 				if err != nil {
@@ -37,7 +41,7 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 				}
 				theta := in.Args[0]
 				for i := 0; i < theta.Len(); i++ {
-					theta.Set(i, float32((2*rng.Float64()-1)*amax))
+					theta.Set(i, float32(set.angle(rng)))
 				}
 				fwd, err := Run(ref, op, scans.Forward, in, nil)
 				if err != nil {
@@ -56,9 +60,28 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 						t.Fatalf("%s %s %v k=%d N=%d: %v", op, dir, dt, d.K, d.N, err)
 					}
 					atol, rtol := Gate(op, dir, dt)
-					matchIEEE(t, fmt.Sprintf("%s %s %v k=%d N=%d angles in (-%g, %g)", op, dir, dt, d.K, d.N, amax, amax), want, got, atol, rtol)
+					matchIEEE(t, fmt.Sprintf("%s %s %v k=%d N=%d angles %s", op, dir, dt, d.K, d.N, set.name), want, got, atol, rtol)
 				}
 			}
 		}
 	}
 }
+
+// angleSets are TestGivensAngles' distributions of angles.
+var angleSets = []struct {
+	name  string
+	angle func(*rand.Rand) float64
+}{
+	{"in (-8, 8)", func(r *rand.Rand) float64 { return uniform(r, 8) }},
+	{"in (-100, 100)", func(r *rand.Rand) float64 { return uniform(r, 100) }},
+	{"in (-3000, 3000)", func(r *rand.Rand) float64 { return uniform(r, 3000) }},
+	{"in (-pi, pi), one in 2000 in (-60000, 60000)", func(r *rand.Rand) float64 {
+		if r.IntN(2000) == 0 {
+			return uniform(r, 60000)
+		}
+		return uniform(r, math.Pi)
+	}},
+}
+
+// uniform is uniform in (-a, a).
+func uniform(r *rand.Rand, a float64) float64 { return (2*r.Float64() - 1) * a }

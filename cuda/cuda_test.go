@@ -70,9 +70,9 @@ func TestHalfValues(t *testing.T) {
 	bench.TestHalfValues(t, gpu(t))
 }
 
-// TestGivensAngles: givens_scan with angles up to 3000 in magnitude agrees
-// with eager, through the chunked and the unchunked kernels
-// (bench.TestGivensAngles).
+// TestGivensAngles: givens_scan with angles up to 3000 in magnitude, and
+// with a few up to 60000 among angles within pi, agrees with eager,
+// through the chunked and the unchunked kernels (bench.TestGivensAngles).
 func TestGivensAngles(t *testing.T) {
 	bench.TestGivensAngles(t, gpu(t), true)
 }
