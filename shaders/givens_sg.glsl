@@ -1,6 +1,6 @@
 // Layout of the subgroup Givens kernels (givens_scan_sg_*), which the host
-// runs where the device's subgroups support shuffles in compute shaders and
-// hold at least k/2 invocations (see givensSGLayout in vk/plan.go); the
+// runs where the device's subgroups support shuffles and votes in compute
+// shaders and hold at least k/2 invocations (see givensSGLayout in vk/plan.go); the
 // kernels of givens.glsl serve the other devices.
 //
 // A lane is a block (b, n) of k channels, served by F = k/2 invocations of

@@ -88,7 +88,7 @@ var sourceDigests = map[string]string{
 	"givens_scan_fwd.comp":             "f73d6358741fee8cebef4de6db8769c519fd4b0f27529eb133c2754b50a832df",
 	"givens_scan_sg_bwd.comp":          "7a31911783fe6b67cf34baa9305767a10649305b9b174d6610bf7762156ae1fc",
 	"givens_scan_sg_fwd.comp":          "d3a7c70aca3432f897f03c6111a8130b3d65dfd5e2e0132bfe3b074c51ed8c37",
-	"givens_sg.glsl":                   "9062ab33648be3f07d9483ea1d5cc4f0324b48bd3eff8ad6dcd7cc7f548211fb",
+	"givens_sg.glsl":                   "9c2dff0ea21a185536921e43435c7f2172e1a62071dad6b4131de1f504c3fab6",
 	"linear_scan_bwd.comp":             "9f0de99444d4f93ef40bbdf63e8285666ef9db06e40a52f626aa1ae12aa1aa41",
 	"linear_scan_fwd.comp":             "4416163096b6d706b1be9bcfa4dab386ac0b64a5a4ff67f7e97010ab2a64d4d1",
 	"logspace.glsl":                    "1996494b5219c2a65b16794927b22f0ea33504fab71f6a2789e03a6a31b2158b",
