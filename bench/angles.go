@@ -17,9 +17,9 @@ import (
 // not held to one turn. It is the check that fails on a kernel whose sine
 // and cosine lose accuracy as |theta| grows: a special function unit that
 // scales its argument to turns in f32 loses about |theta| 2^-24 of the
-// angle, 2e-4 at 3000, twenty times the f32 gate. The last set checks
-// kernels that skip the reduction for a run of steps whose angles are all
-// within pi: most runs skip it, a few must not. The shapes have few
+// angle, 2e-4 at 3000, twenty times the f32 gate. The last set is for
+// kernels that would skip the reduction for a run of steps whose angles
+// all lie within pi: most runs could, a few must not. The shapes have few
 // lanes (N = 4), which a GPU's plan cuts into chunks of T; many adds
 // N = 200 at k = 8, enough lanes that a large GPU walks all of T per
 // lane.

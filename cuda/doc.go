@@ -142,9 +142,7 @@
 //     cos.approx: absolute error at most 2^-21.4, a thousandth of an f16
 //     unit in the last place) of theta reduced by its nearest multiple of
 //     2 pi, up to the bound of the library's fast path (the library's
-//     function beyond); a round of steps whose angles all lie within pi
-//     (the usual case) skips the reduction, which leaves such angles
-//     unchanged (gv_ring_path). A ring of 16
+//     function beyond). A ring of 16
 //     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
 //     loads in flight; the f32 backward instead stages rounds of 8 steps
 //     in shared memory (asynchronous copies, two halves). A block is

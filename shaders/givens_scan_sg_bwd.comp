@@ -40,9 +40,9 @@ OUT_BUFFER(6, dsigma_)
 OUT_BUFFER(7, dx_)
 OUT_BUFFER(8, dh0_)
 
-// The ring: the angles q and F + q (givens_sg.glsl's rt1, rt2), and the
-// pairs of sigma, dh and h_{t-1} of the steps loaded ahead (eight
-// registers a step in f32).
+// The ring: the angles q and F + q, and the pairs of sigma, dh and
+// h_{t-1} of the steps loaded ahead (eight registers a step in f32).
+RAW rt1[D], rt2[D];
 RAW2 rs[D], rd[D], rh[D];
 // Step, element and angle index of the next step to load; the raw pair
 // of h0 (or zeros), which step 0 takes as h_{t-1}.
@@ -100,14 +100,13 @@ bool paired_prev(Thr r) {
 
 // One step: slot d of the ring, whose element and angle index are e and a.
 // agg: apply A_t^T to the columns of pass 1 (only where on: see
-// walk_agg), else the full step with its stores. turn: its angles take
-// sincos_turn (see round_in_turn).
-void step(Thr r, bool agg, bool on, bool turn, uint d, uint e, uint a) {
+// walk_agg), else the full step with its stores.
+void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
     float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
     vec2 dd = WIDE2(rd[d]);
-    vec2 sc1 = sincos_by(th1, turn), sc2 = sincos_by(th2, turn);
+    vec2 sc1 = sincos_reduced(th1), sc2 = sincos_reduced(th2);
     float c1 = sc1.y, s1 = sc1.x;
     float c2 = sc2.y, s2 = sc2.x;
     float cp = 1.0, sp = 0.0, gdn;
@@ -189,21 +188,7 @@ void step(Thr r, bool agg, bool on, bool turn, uint d, uint e, uint a) {
 #endif
 }
 
-// round runs the D steps of the ring from the step whose element and
-// angle index are e and a, backwards, loading the D before them; turn as
-// step's.
-void round(Thr r, bool turn, inout uint e, inout uint a) {
-    [[unroll]] for (uint d = 0u; d < D; d++) {
-        step(r, false, true, turn, d, e, a);
-        load(r, false, d);
-        e -= pc.N * K;
-        a -= pc.N * (K - 1u);
-    }
-}
-
-// walk applies the steps [t0, t1) from the last, D steps of loads ahead;
-// a round whose angles are all within a turn skips their reduction, as
-// the forward's walk does.
+// walk applies the steps [t0, t1) from the last, D steps of loads ahead.
 void walk(Thr r, uint t0, uint t1) {
     if (t0 >= t1) {
         return;
@@ -223,17 +208,18 @@ void walk(Thr r, uint t0, uint t1) {
         }
     }
     for (; left >= 2u * D; left -= D) {
-        if (round_in_turn(r, a, -int(pc.N * (K - 1u)))) {
-            round(r, true, e, a);
-        } else {
-            round(r, false, e, a);
+        [[unroll]] for (uint d = 0u; d < D; d++) {
+            step(r, false, true, d, e, a);
+            load(r, false, d);
+            e -= pc.N * K;
+            a -= pc.N * (K - 1u);
         }
     }
     // At most two rounds are left (fewer than 2D steps).
     for (; left > 0u; left = (left > D) ? left - D : 0u) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
             if (d < left) {
-                step(r, false, true, false, d, e, a);
+                step(r, false, true, d, e, a);
                 if (d + D < left) {
                     load(r, false, d);
                 }
@@ -270,14 +256,14 @@ void walk_agg(Thr r, uint t0, uint t1) {
         if (i + 1u < n) {
             load(r, true, 1u);
         }
-        step(r, true, i < n, false, 0u, e, a);
+        step(r, true, i < n, 0u, e, a);
         e -= pc.N * K;
         a -= pc.N * (K - 1u);
         if (i + 1u < len) {
             if (i + 2u < n) {
                 load(r, true, 0u);
             }
-            step(r, true, i + 1u < n, false, 1u, e, a);
+            step(r, true, i + 1u < n, 1u, e, a);
             e -= pc.N * K;
             a -= pc.N * (K - 1u);
         }

@@ -12,8 +12,9 @@ IN_BUFFER(2, x_)
 IN_BUFFER(3, h0_)
 OUT_BUFFER(4, h_)
 
-// The ring: the angles q and F + q (givens_sg.glsl's rt1, rt2), and the
-// pairs of sigma and x, of the steps loaded ahead (six registers a step).
+// The ring: the angles q and F + q, and the pairs of sigma and x, of the
+// steps loaded ahead (six registers a step).
+RAW rt1[D], rt2[D];
 RAW2 rs[D], rx[D];
 // Element and angle index of the next step to load.
 uint eL, aL;
@@ -35,17 +36,16 @@ void load(Thr r, uint d) {
 
 // One step: slot d of the ring, whose element and angle index are e and a.
 // agg: apply it to the columns of pass 1, else to the state and store.
-// turn: its angles take sincos_turn (see round_in_turn).
 // A step that is not on (past its chunk's end) computes as the others do,
 // so that the shuffles stay in control flow uniform over the subgroup,
 // and changes nothing.
-void step(Thr r, bool agg, bool on, bool turn, uint d, uint e, uint a) {
+void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
     float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
     vec2 xx = WIDE2(rx[d]);
     float cp, sp;
-    vec2 sc1 = sincos_by(th1, turn), sc2 = sincos_by(th2, turn);
+    vec2 sc1 = sincos_reduced(th1), sc2 = sincos_reduced(th2);
     float c1 = sc1.y, s1 = sc1.x;
     float c2 = sc2.y, s2 = sc2.x;
 #ifdef CHUNKED_KERNEL
@@ -71,21 +71,8 @@ void step(Thr r, bool agg, bool on, bool turn, uint d, uint e, uint a) {
     ST2(h_, pc.off[4] + e, y0, y1);
 }
 
-// round runs the D steps of the ring from the step whose element and
-// angle index are e and a, loading the D after them; turn as step's.
-void round(Thr r, bool turn, inout uint e, inout uint a) {
-    [[unroll]] for (uint d = 0u; d < D; d++) {
-        step(r, false, true, turn, d, e, a);
-        load(r, d);
-        e += pc.N * K;
-        a += pc.N * (K - 1u);
-    }
-}
-
 // walk applies the steps [t0, t1) to the state in order, storing h, D
-// steps of loads ahead. A whole round whose angles are all within a
-// turn (round_in_turn; the usual case) skips their reduction; the last
-// two rounds always reduce.
+// steps of loads ahead.
 void walk(Thr r, uint t0, uint t1) {
     if (t0 >= t1) {
         return;
@@ -100,10 +87,11 @@ void walk(Thr r, uint t0, uint t1) {
     }
     uint t = t0;
     for (; t1 - t >= 2u * D; t += D) {
-        if (round_in_turn(r, a, int(pc.N * (K - 1u)))) {
-            round(r, true, e, a);
-        } else {
-            round(r, false, e, a);
+        [[unroll]] for (uint d = 0u; d < D; d++) {
+            step(r, false, true, d, e, a);
+            load(r, d);
+            e += pc.N * K;
+            a += pc.N * (K - 1u);
         }
     }
     // At most two rounds are left (fewer than 2D steps).
@@ -111,7 +99,7 @@ void walk(Thr r, uint t0, uint t1) {
         uint left = t1 - t;
         [[unroll]] for (uint d = 0u; d < D; d++) {
             if (d < left) {
-                step(r, false, true, false, d, e, a);
+                step(r, false, true, d, e, a);
                 if (d + D < left) {
                     load(r, d);
                 }
@@ -154,14 +142,14 @@ void walk_agg(Thr r, uint t0, uint t1) {
         if (t + 1u < t1) {
             load(r, 1u);
         }
-        step(r, true, t < t1, false, 0u, e, a);
+        step(r, true, t < t1, 0u, e, a);
         e += pc.N * K;
         a += pc.N * (K - 1u);
         if (i + 1u < len) {
             if (t + 2u < t1) {
                 load(r, 0u);
             }
-            step(r, true, t + 1u < t1, false, 1u, e, a);
+            step(r, true, t + 1u < t1, 1u, e, a);
             e += pc.N * K;
             a += pc.N * (K - 1u);
         }

@@ -1,6 +1,6 @@
 // Layout of the subgroup Givens kernels (givens_scan_sg_*), which the host
-// runs where the device's subgroups support shuffles and votes in compute
-// shaders and hold at least k/2 invocations (see givensSGLayout in vk/plan.go); the
+// runs where the device's subgroups support shuffles in compute shaders and
+// hold at least k/2 invocations (see givensSGLayout in vk/plan.go); the
 // kernels of givens.glsl serve the other devices.
 //
 // A lane is a block (b, n) of k channels, served by F = k/2 invocations of
@@ -49,7 +49,6 @@
 
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#extension GL_KHR_shader_subgroup_vote : require
 #extension GL_EXT_control_flow_attributes : require
 
 // The host builds each subgroup Givens kernel twice: with CHUNKED_KERNEL
@@ -283,29 +282,6 @@ uint q2(Thr r) { return min(r.q, F - 2u); }
 #define WIDE2(r) WIDEN2(r)
 #define ZERO2 0u
 #endif
-
-// The ring's angles: slot d holds angles q and F + q of a step loaded
-// ahead (the kernels declare the rest of their ring).
-RAW rt1[D], rt2[D];
-
-// round_in_turn reports whether every angle in the ring, in every
-// invocation of the subgroup, is within TURN_ANGLE, so that the D steps
-// of the round may take sincos_turn; a is slot 0's angle index and da the
-// step to each next slot's (N (k - 1), negated walking backwards). The
-// vote makes the choice uniform over the subgroup, so that the round's
-// shuffles stay in uniform control flow. A NaN angle takes the reduced
-// path whichever way max treats it, which gives NaN as sincos_turn does.
-bool round_in_turn(Thr r, uint a, int da) {
-    float m = 0.0;
-    [[unroll]] for (uint d = 0u; d < D; d++) {
-        uint ad = pc.off[0] + a + uint(int(d) * da);
-        m = max(m, abs(WIDE(rt1[d], ad + r.q)));
-        if (K > 2u) {
-            m = max(m, abs(WIDE(rt2[d], ad + F + q2(r))));
-        }
-    }
-    return subgroupAll(m <= TURN_ANGLE);
-}
 
 // The second layer's exchange: given this invocation's pair (z0, z1) after
 // the first layer, its second-layer angle's cos and sin (c2, s2; unused by

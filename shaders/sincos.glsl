@@ -16,16 +16,3 @@ vec2 sincos_reduced(float a) {
     precise float r = ((a - q * 6.28125) - q * 0.0019378662109375) - q * -2.5590313725842861e-06;
     return vec2(sin(r), cos(r));
 }
-
-// TURN_ANGLE is pi rounded to f32, the largest |a| for which a *
-// 0.159154943 rounds to at most 0.5: there sincos_reduced's q is 0 and its
-// r is a itself, so sincos_turn(a) gives the same values without the
-// reduction's seven operations. The subgroup kernels take it for a round
-// of steps whose angles are all that small (round_in_turn).
-const float TURN_ANGLE = 3.14159274;
-vec2 sincos_turn(float a) { return vec2(sin(a), cos(a)); }
-
-// sincos_by is sincos_turn where turn (every angle of the round is within
-// TURN_ANGLE), else sincos_reduced; turn is a constant where the
-// kernels call it, so each call is one or the other.
-vec2 sincos_by(float a, bool turn) { return turn ? sincos_turn(a) : sincos_reduced(a); }

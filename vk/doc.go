@@ -194,14 +194,11 @@
 // products, no fused multiply-add assumed): GLSL's sin and cos need be
 // accurate only within [-pi, pi], and on NVIDIA GPUs they lose about
 // |theta| 2^-24 beyond, so angles of trained models, which leave one turn,
-// would otherwise miss the tolerance gates (bench.TestGivensAngles). The
-// subgroup kernels skip the reduction for a round of steps whose angles,
-// over the whole subgroup (a vote), all lie within pi, where it would
-// leave them unchanged.
+// would otherwise miss the tolerance gates (bench.TestGivensAngles).
 //
 // givens_scan, on a device whose compute shaders have subgroup shuffles
-// and votes (Vulkan 1.1, VkPhysicalDeviceSubgroupProperties) in subgroups
-// of at least k/2 invocations: k/2 invocations of one subgroup per block, each holding
+// (Vulkan 1.1, VkPhysicalDeviceSubgroupProperties) in subgroups of at least
+// k/2 invocations: k/2 invocations of one subgroup per block, each holding
 // a pair of channels (2q, 2q+1), so the first layer of rotations is local
 // and the second exchanges one value each way between neighbouring
 // invocations by shuffles; each invocation computes two sines and cosines

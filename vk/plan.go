@@ -419,9 +419,9 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 }
 
 // The subgroup Givens layout (givens_scan_sg_*, see shaders/givens_sg.glsl),
-// used where the device's subgroups have shuffles and votes in compute
-// shaders and hold at least F = k/2 invocations (width, the device's
-// smallest subgroup size, >= F); otherwise givensLayout's kernels run. A lane is
+// used where the device's subgroups have shuffles in compute shaders and
+// hold at least F = k/2 invocations (width, the device's smallest
+// subgroup size, >= F); otherwise givensLayout's kernels run. A lane is
 // served by F invocations of one subgroup (one per pair of channels), per
 // chunk of T. The workgroup is givensSGWG invocations, or the reported
 // subgroup size (align) if larger, or F*chunks if larger still (LPW =

@@ -18,8 +18,7 @@ func TestSpecialValues(t *testing.T) {
 // TestGivensAngles: givens_scan with angles up to 3000 in magnitude, and
 // with a few up to 60000 among angles within pi, agrees with eager
 // (bench.TestGivensAngles): the kernels reduce each angle by its nearest
-// multiple of 2 pi before sin and cos wherever a round of steps has one
-// beyond pi.
+// multiple of 2 pi before sin and cos.
 func TestGivensAngles(t *testing.T) {
 	bench.TestGivensAngles(t, testBackend(t), true)
 }

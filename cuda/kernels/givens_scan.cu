@@ -189,13 +189,20 @@ __device__ __forceinline__ void gv_sincos_fast(float x, float& s, float& c) {
 // GV_FAST_ANGLE bounds the angles gv_sincos_fast takes.
 #define GV_FAST_ANGLE 105615.0f
 
-// gv_sincos_unit sets s, c = sin(r), cos(r) from the special function
-// unit (sin.approx.f32, cos.approx.f32: absolute error at most 2^-21.41
-// and 2^-21.19 for an argument in [-pi, pi]). The unit scales its
-// argument to turns in f32, which loses about |r| 2^-24 beyond one turn,
-// so r must be within [-pi, pi]. The host build (the emulation test)
-// takes the C library's sinf and cosf of the same r.
-__device__ __forceinline__ void gv_sincos_unit(float r, float& s, float& c) {
+// gv_sincos_hw sets s, c = sin(x), cos(x) from the special function unit
+// (sin.approx.f32, cos.approx.f32: absolute error at most 2^-21.41 and
+// 2^-21.19 for an argument in [-pi, pi]), for |x| <= GV_FAST_ANGLE. The
+// unit scales its argument to turns in f32, which loses about |x| 2^-24
+// beyond one turn, so x is first reduced by the nearest multiple q of 2 pi
+// in two parts (the library's split of pi/2, times 4; the third part
+// times q stays below 2^-31 here): r = x - 2 pi q to within an ulp of r.
+// Six instructions where the library's fast path takes about twenty. The
+// host build (the emulation test) takes the C library's sinf and cosf of
+// the same r.
+__device__ __forceinline__ void gv_sincos_hw(float x, float& s, float& c) {
+    const float q = rintf(x * 0.159154943f);
+    float r = fmaf(q, -6.2831850051879883e+00f, x);
+    r = fmaf(q, -3.0199157663446385e-07f, r);
 #ifdef __CUDA_ARCH__
     asm("sin.approx.f32 %0, %1;" : "=f"(s) : "f"(r));
     asm("cos.approx.f32 %0, %1;" : "=f"(c) : "f"(r));
@@ -204,26 +211,6 @@ __device__ __forceinline__ void gv_sincos_unit(float r, float& s, float& c) {
     c = cosf(r);
 #endif
 }
-
-// gv_sincos_hw sets s, c = sin(x), cos(x) from the special function unit
-// for |x| <= GV_FAST_ANGLE: x is first reduced by the nearest multiple q
-// of 2 pi in two parts (the library's split of pi/2, times 4; the third
-// part times q stays below 2^-31 here): r = x - 2 pi q to within an ulp
-// of r. Six instructions where the library's fast path takes about
-// twenty.
-__device__ __forceinline__ void gv_sincos_hw(float x, float& s, float& c) {
-    const float q = rintf(x * 0.159154943f);
-    float r = fmaf(q, -6.2831850051879883e+00f, x);
-    r = fmaf(q, -3.0199157663446385e-07f, r);
-    gv_sincos_unit(r, s, c);
-}
-
-// GV_TURN_ANGLE is pi rounded to f32, the largest |x| for which
-// x * 0.159154943f rounds to at most 0.5, so that gv_sincos_hw's q is 0
-// and its r is x itself: for such angles gv_sincos_unit(x) gives the
-// same values as gv_sincos_hw(x) without the reduction's four
-// instructions.
-#define GV_TURN_ANGLE 3.14159274f
 
 // gv_sincos is the sine and cosine of an angle of any size: the fast path
 // for |x| <= GV_FAST_ANGLE (HW: gv_sincos_hw, the 16-bit kernels'; else
@@ -299,27 +286,18 @@ struct GvAngles {
     float c1, s1, c2, s2;
 };
 
-// The ways a round of steps takes its angles' sines and cosines, chosen
-// once a round for every angle of its ring (gv_ring_path): GV_ANY tests
-// each angle (gv_sincos); GV_FAST takes the fast path, without a branch;
-// GV_TURN (16-bit kernels) the special function unit on the angle itself,
-// every angle being within GV_TURN_ANGLE, which gives the values GV_FAST
-// would.
-enum GvPath { GV_ANY, GV_FAST, GV_TURN };
-
-// gv_angles is the thread's angle's sine and cosine, by path P, sent to
-// the threads of its pairs.
-template <int DT, int K, int P>
+// gv_angles is the thread's angle's sine and cosine, sent to the threads
+// of its pairs. FAST: every angle of the ring is within the fast path's
+// bound (gv_all_fast), so no branch is taken.
+template <int DT, int K, bool FAST>
 __device__ __forceinline__ GvAngles gv_angles(const GvLane<K>& L, float th) {
     float s, c;
-    if (P == GV_ANY) {
+    if (!FAST) {
         gv_sincos<DT != DT_F32>(th, s, c);
-    } else if (DT == DT_F32) {
-        gv_sincos_fast(th, s, c);
-    } else if (P == GV_TURN) {
-        gv_sincos_unit(th, s, c);
-    } else {
+    } else if (DT != DT_F32) {
         gv_sincos_hw(th, s, c);
+    } else {
+        gv_sincos_fast(th, s, c);
     }
     GvAngles g;
     g.c1 = c;
@@ -464,25 +442,16 @@ __device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool
     gv_stp<DT, PRED>((char*)p + i * (DT == DT_F32 ? 4 : 2), v, on);
 }
 
-// gv_ring_path is the path (GvPath) every angle of a ring allows: GV_FAST
-// where each is within GV_FAST_ANGLE, for the 16-bit kernels GV_TURN
-// where each is within GV_TURN_ANGLE too, else GV_ANY (huge angles, Inf,
-// NaN). The benchmark's angles, uniform in (-pi, pi), take GV_TURN; the
-// reduction it skips cost the bf16 forward about 8% on an H200.
+// gv_all_fast reports whether every angle of a ring takes the fast sincos
+// (f32: gv_sincos_fast; 16-bit: gv_sincos_hw).
 template <int DT, int D, typename R>
-__device__ __forceinline__ int gv_ring_path(const R (&th)[D]) {
+__device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
     bool fast = true;
-    float m = 0.0f;
 #pragma unroll
     for (int d = 0; d < D; d++) {
-        const float a = fabsf(gv_wide<DT>(th[d]));
-        fast &= a <= GV_FAST_ANGLE;
-        m = fmaxf(m, a);
+        fast &= fabsf(gv_wide<DT>(th[d])) <= GV_FAST_ANGLE;
     }
-    if (!fast) {
-        return GV_ANY;
-    }
-    return DT != DT_F32 && m <= GV_TURN_ANGLE ? GV_TURN : GV_FAST;
+    return fast;
 }
 
 // GvFwd is a forward thread's state: the lane, the ring of inputs (slot d
@@ -538,12 +507,11 @@ struct GvFwd {
     }
 
     // steps runs the D steps of the ring (the first left of them when
-    // TAIL, left < 2D) and loads the next D (those before left), each
-    // angle's sincos by path P (GvPath): the GV_FAST and GV_TURN paths
-    // have no branch, so that the steps form one straight run of code in
-    // which the sincos and shuffles of later steps fill the latency of the
-    // recurrence.
-    template <bool TAIL, int P>
+    // TAIL, left < 2D) and loads the next D (those before left). FAST
+    // takes every angle's sincos on the fast path, without a branch, so
+    // that the steps form one straight run of code in which the sincos
+    // and shuffles of later steps fill the latency of the recurrence.
+    template <bool TAIL, bool FAST>
     __device__ __forceinline__ void steps(int left) {
 #pragma unroll
         for (int d = 0; d < D; d++) {
@@ -552,7 +520,7 @@ struct GvFwd {
                 if (!TAIL || d + D < left) {
                     load(d);
                 }
-                const GvAngles g = gv_angles<DT, K, P>(L, th);
+                const GvAngles g = gv_angles<DT, K, FAST>(L, th);
                 y = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y));
                 y = sg * y + xv;
                 gv_stp<DT>(ph, y, L.on);
@@ -570,17 +538,14 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
     GvFwd<DT, K> f(theta, sigma, x, h0, h, T, N);
     i64 t0 = 0;
     for (; T - t0 >= 2 * D; t0 += D) {
-        const int p = gv_ring_path<DT>(f.rth);
-        if (DT != DT_F32 && p == GV_TURN) {
-            f.template steps<false, GV_TURN>(0);
-        } else if (p == GV_FAST) {
-            f.template steps<false, GV_FAST>(0);
+        if (gv_all_fast<DT>(f.rth)) {
+            f.template steps<false, true>(0);
         } else {
-            f.template steps<false, GV_ANY>(0);
+            f.template steps<false, false>(0);
         }
     }
     for (; t0 < T; t0 += D) {
-        f.template steps<true, GV_ANY>((int)(T - t0));
+        f.template steps<true, false>((int)(T - t0));
     }
 }
 
@@ -729,7 +694,7 @@ struct GvBwd {
     // steps is GvFwd::steps for the reverse scan; left counts steps down
     // to t = 0 (left < 2D + 1 when TAIL), and the step loaded at d + D
     // has an h_{t-1} while d + D < left - 1.
-    template <bool TAIL, int P>
+    template <bool TAIL, bool FAST>
     __device__ __forceinline__ void steps(int left) {
 #pragma unroll
         for (int d = 0; d < D; d++) {
@@ -739,7 +704,7 @@ struct GvBwd {
                 if (!STAGED && (!TAIL || d + D < left)) {
                     load(d, !TAIL || d + D < left - 1);
                 }
-                const GvAngles g = gv_angles<DT, K, P>(L, th);
+                const GvAngles g = gv_angles<DT, K, FAST>(L, th);
                 const float y1 = gv_rotate1<K>(L, g, hp);
                 const float u = gv_rotate2<K>(L, g, y1);
                 const float G = dhv + carry;
@@ -781,18 +746,15 @@ __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const
     i64 r0 = 0;
     for (; T - r0 >= 2 * D + 1; r0 += D) {
         b.round(2 * D + 1);  // every step of the next round exists
-        const int p = gv_ring_path<DT>(b.rth);
-        if (DT != DT_F32 && p == GV_TURN) {
-            b.template steps<false, GV_TURN>(0);
-        } else if (p == GV_FAST) {
-            b.template steps<false, GV_FAST>(0);
+        if (gv_all_fast<DT>(b.rth)) {
+            b.template steps<false, true>(0);
         } else {
-            b.template steps<false, GV_ANY>(0);
+            b.template steps<false, false>(0);
         }
     }
     for (; r0 < T; r0 += D) {
         b.round((int)(T - r0));
-        b.template steps<true, GV_ANY>((int)(T - r0));
+        b.template steps<true, false>((int)(T - r0));
     }
     if (dh0 != nullptr && b.L.on) {
         st<DT>(dh0, b.L.lane * K + b.L.j, b.carry);
@@ -900,31 +862,26 @@ __device__ __forceinline__ float* gv_agg(float* sh, int c, int j) {
     return sh + ((c * W + w) * K + j) * (K + 1);
 }
 
-// gv_walk runs a chunk walker w (GvFwdChunk, GvBwdChunk) over its Lc
-// steps in rounds of D, each on the angle path every angle of the round
-// allows (gv_ring_path). The last round may reach past the chunk's n
-// steps (and Lc): those steps load nothing and change nothing, so no
-// round needs a test per step, and the code a warp runs is the D steps of
-// one round body, once per path (two for f32, three for the 16-bit
-// types) per pass.
-template <int DT, class W>
-__device__ __forceinline__ void gv_walk(W& w, int Lc) {
-    for (int s0 = 0; s0 < Lc; s0 += W::D) {
-        const int p = gv_ring_path<DT>(w.rth);
-        if (DT != DT_F32 && p == GV_TURN) {
-            w.template steps<GV_TURN>(s0);
-        } else if (p == GV_FAST) {
-            w.template steps<GV_FAST>(s0);
-        } else {
-            w.template steps<GV_ANY>(s0);
-        }
-    }
-}
-
 // GvFwdChunk walks a forward chunk: with AGG, pass 1 (the aggregate in
 // m, mb, from the inputs theta, sigma, x), else pass 2 (the scan from y,
 // storing h). Its ring is GvFwd's, with loads only for the chunk's own
 // steps (nl counts the steps loaded).
+// gv_walk runs a chunk walker w (GvFwdChunk, GvBwdChunk) over its Lc
+// steps in rounds of D, each on the fast angle path when every angle of
+// the round allows it. The last round may reach past the chunk's n steps
+// (and Lc): those steps load nothing and change nothing, so no round needs
+// a test per step, and the code a warp runs is the D steps of one round
+// body, twice (fast or not) per pass.
+template <int DT, class W>
+__device__ __forceinline__ void gv_walk(W& w, int Lc) {
+    for (int s0 = 0; s0 < Lc; s0 += W::D) {
+        if (gv_all_fast<DT>(w.rth)) {
+            w.template steps<true>(s0);
+        } else {
+            w.template steps<false>(s0);
+        }
+    }
+}
 
 template <int DT, int K, bool AGG>
 struct GvFwdChunk {
@@ -977,14 +934,14 @@ struct GvFwdChunk {
 
     // steps runs the ring's D steps from s0 (those past the chunk's n
     // steps change nothing) and loads the D after them.
-    template <int P>
+    template <bool FAST>
     __device__ __forceinline__ void steps(int s0) {
 #pragma unroll
         for (int d = 0; d < D; d++) {
             const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), xv = gv_wide<DT>(rx[d]);
             load(d);
             const bool act = s0 + d < n;
-            const GvAngles g = gv_angles<DT, K, P>(L, th);
+            const GvAngles g = gv_angles<DT, K, FAST>(L, th);
             if (AGG) {
                 // gv_rotate1 and gv_rotate2 on the K+1 vectors at once,
                 // in the form of gv_agg_layer.
@@ -1132,7 +1089,7 @@ struct GvBwdChunk {
 
     // steps runs the ring's D steps from s0 (those past the chunk's n
     // steps change nothing) and loads the D after them.
-    template <int P>
+    template <bool FAST>
     __device__ __forceinline__ void steps(int s0) {
 #pragma unroll
         for (int d = 0; d < D; d++) {
@@ -1140,7 +1097,7 @@ struct GvBwdChunk {
             const float hp = AGG ? 0.0f : gv_wide<DT>(rhp[AGG ? 0 : d]);
             load(d);
             const bool act = s0 + d < n;
-            const GvAngles g = gv_angles<DT, K, P>(L, th);
+            const GvAngles g = gv_angles<DT, K, FAST>(L, th);
             if (AGG) {
                 // gv_back on the K+1 vectors at once.
                 float v[K + 1], p[K + 1];
