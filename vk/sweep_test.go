@@ -28,6 +28,9 @@ import (
 //     forward) with the kernels without subgroup operations and with the
 //     subgroup kernels under every chunk count and ring depths 4 and 16;
 //     its rows name the kernel ("fallback", "sg-d4", "sg-d16").
+//     MINGRU_VK_SWEEP_SHAPES (comma-separated shape names) keeps some of
+//     the shapes, MINGRU_VK_SWEEP_DEPTHS (comma-separated) sets the
+//     depths.
 //   - givens16: the Givens forward at the large shape in every element
 //     type under ring depths 2 to 32 (rows "sg-d2" to "sg-d32").
 //   - rows: matrix_affine_scan in the row layout (f32) under workgroups of
@@ -175,6 +178,21 @@ func TestLayoutSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		op := scans.OpGivensScan
+		depths := []int{4, givensSGDepth}
+		if v := os.Getenv("MINGRU_VK_SWEEP_DEPTHS"); v != "" {
+			depths = nil
+			for _, f := range strings.Split(v, ",") {
+				var n int
+				if _, err := fmt.Sscan(f, &n); err != nil || n < 2 {
+					t.Fatalf("MINGRU_VK_SWEEP_DEPTHS: %q is not a depth of 2 or more", f)
+				}
+				depths = append(depths, n)
+			}
+		}
+		keep := func(shape string) bool {
+			v := os.Getenv("MINGRU_VK_SWEEP_SHAPES")
+			return v == "" || strings.Contains(","+v+",", ","+shape+",")
+		}
 		for _, sh := range []struct {
 			name  string
 			dims  scans.Dims
@@ -184,6 +202,9 @@ func TestLayoutSweep(t *testing.T) {
 			{"long-T", long.Dims(op), []bench.Mode{bench.ModeForward, bench.ModeBackward}},
 			{"large", large.Dims(op), []bench.Mode{bench.ModeForward}},
 		} {
+			if !keep(sh.name) {
+				continue
+			}
 			for _, mode := range sh.modes {
 				b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = true, 0, 0
 				kernelName = "fallback"
@@ -198,7 +219,7 @@ func TestLayoutSweep(t *testing.T) {
 					wg := givensSGChunksWG(rw, sh.dims.K, chunks, d.subgroupAlign()) // as the backend sets it for the chunks knob
 					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg, chunks) <= d.maxSharedMemory()
 				}
-				for _, depth := range []int{4, givensSGDepth} {
+				for _, depth := range depths {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
 					for chunks := 1; fits(chunks); chunks *= 2 {
 						b.cfg.givensChunks, b.cfg.givensDepth = chunks, depth
