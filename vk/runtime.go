@@ -94,6 +94,7 @@ type device struct {
 	maxGroups     [3]uint32
 	maxWG         int
 	maxShared     int
+	sharedLimit   int    // the device's own limit, which maxShared caps
 	api           uint32 // the instance's API version
 	subgroup      int    // smallest subgroup size for shuffles in compute, 0 without (see subgroupSize)
 	subgroupMax   int    // the reported subgroup size
@@ -357,6 +358,7 @@ func (d *device) choose(want string) error {
 		d.maxWG = inv
 	}
 	d.maxShared = int(lim.MaxComputeSharedMemorySize)
+	d.sharedLimit = d.maxShared
 	if d.maxShared > 32<<10 {
 		d.maxShared = 32 << 10 // leave room for several workgroups per core
 	}
@@ -471,6 +473,11 @@ func (d *device) destroy() {
 func (d *device) maxWorkgroup() int { return d.maxWG }
 
 func (d *device) maxSharedMemory() int { return d.maxShared }
+
+// sharedMemoryLimit is the device's own limit on a workgroup's shared
+// memory (maxSharedMemory caps it at 32 KiB for kernels that should leave
+// room for several workgroups per core).
+func (d *device) sharedMemoryLimit() int { return d.sharedLimit }
 
 // Subgroup features (VkSubgroupFeatureFlagBits) and the compute stage.
 const (

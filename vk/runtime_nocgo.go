@@ -21,6 +21,7 @@ type device struct {
 
 func openDevice(config) (*device, error)                               { return nil, errNoCgo }
 func (*device) maxSharedMemory() int                                   { return 0 }
+func (*device) sharedMemoryLimit() int                                 { return 0 }
 func (*device) maxWorkgroup() int                                      { return 0 }
 func (*device) shuffleWidth() int                                      { return 0 }
 func (*device) subgroupAlign() int                                     { return 0 }

@@ -170,7 +170,8 @@ func TestLayoutSweep(t *testing.T) {
 	// long-T, forward at large: the fallback kernel, then the subgroup
 	// kernels (where the device has them) at ring depths 4 and 16 under
 	// every chunk count from 1 while chunks keep 8 steps and fit a
-	// workgroup, the rule's chunk count marked.
+	// workgroup and the device's own shared memory limit (not the 32 KiB
+	// the layouts' rules take), the rule's chunk count marked.
 	if want("givens") {
 		defer func() { b.cfg.noSubgroup, b.cfg.givensChunks, b.cfg.givensDepth = false, 0, 0 }()
 		lab, err := bench.ShapeByName("lab")
@@ -217,7 +218,7 @@ func TestLayoutSweep(t *testing.T) {
 				}
 				fits := func(chunks int) bool {
 					wg := givensSGChunksWG(rw, sh.dims.K, chunks, d.subgroupAlign()) // as the backend sets it for the chunks knob
-					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg, chunks) <= d.maxSharedMemory()
+					return 8*chunks <= sh.dims.T && wg <= d.maxWorkgroup() && givensSGShared(sh.dims.K, wg, chunks) <= d.sharedMemoryLimit()
 				}
 				for _, depth := range depths {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
