@@ -41,8 +41,11 @@ if [ -f .carry/variants.txz ]; then
   tar xJf .carry/variants.txz -C .build 2>/dev/null ||
     python3 -c "import tarfile; tarfile.open('.carry/variants.txz').extractall('.build')"
 fi
-# The commit the binaries were built from, for the tables' headers.
-[ -f .build/commit ] && export MINGRU_SCANS_COMMIT=$(cat .build/commit)
+# Each binary names the commit it was built from in its tables (stamped
+# at link time by build-gpu-bins.sh), so the ab mode's base and variants
+# name their own; MINGRU_SCANS_COMMIT, which would override them all, is
+# left unset.
+unset MINGRU_SCANS_COMMIT
 if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
