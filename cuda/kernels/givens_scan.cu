@@ -443,20 +443,15 @@ __device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool
 }
 
 // gv_all_fast reports whether every angle of a ring takes the fast sincos
-// (f32: gv_sincos_fast; 16-bit: gv_sincos_hw); gv_all_fast_in whether
-// those of slots [LO, LO+N) do.
-template <int DT, int LO, int N, int D, typename R>
-__device__ __forceinline__ bool gv_all_fast_in(const R (&th)[D]) {
+// (f32: gv_sincos_fast; 16-bit: gv_sincos_hw).
+template <int DT, int D, typename R>
+__device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
     bool fast = true;
 #pragma unroll
-    for (int d = LO; d < LO + N; d++) {
+    for (int d = 0; d < D; d++) {
         fast &= fabsf(gv_wide<DT>(th[d])) <= GV_FAST_ANGLE;
     }
     return fast;
-}
-template <int DT, int D, typename R>
-__device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
-    return gv_all_fast_in<DT, 0, D>(th);
 }
 
 // GvFwd is a forward thread's state: the lane, the ring of inputs (slot d
@@ -516,20 +511,10 @@ struct GvFwd {
     // takes every angle's sincos on the fast path, without a branch, so
     // that the steps form one straight run of code in which the sincos
     // and shuffles of later steps fill the latency of the recurrence.
-    // half<H, FAST> runs the D/2 steps of slots [H*D/2, (H+1)*D/2) and
-    // loads the D/2 after them (every one of which exists).
     template <bool TAIL, bool FAST>
     __device__ __forceinline__ void steps(int left) {
-        run<TAIL, FAST, 0, D>(left);
-    }
-    template <int H, bool FAST>
-    __device__ __forceinline__ void half() {
-        run<false, FAST, H * (D / 2), D / 2>(0);
-    }
-    template <bool TAIL, bool FAST, int LO, int N>
-    __device__ __forceinline__ void run(int left) {
 #pragma unroll
-        for (int d = LO; d < LO + N; d++) {
+        for (int d = 0; d < D; d++) {
             if (!TAIL || d < left) {
                 const float th = gv_wide<DT>(rth[d]), sg = gv_wide<DT>(rsg[d]), xv = gv_wide<DT>(rx[d]);
                 if (!TAIL || d + D < left) {
@@ -549,24 +534,14 @@ template <int DT, int K>
 __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ x, const void* __restrict__ h0,
                                            void* __restrict__ h, i64 T, i64 N) {
-    constexpr int D = GV_FWD_D(DT), R = D / 2;
+    constexpr int D = GV_FWD_D(DT);
     GvFwd<DT, K> f(theta, sigma, x, h0, h, T, N);
     i64 t0 = 0;
-    // Rounds of half the ring, each tested for the fast path on its own
-    // angles: those were loaded at least D/2 steps before, so the test
-    // waits for no load. (A test of the whole ring at each round's start
-    // waited for the load issued one step before, a memory round trip
-    // every D steps.)
     for (; T - t0 >= 2 * D; t0 += D) {
-        if (gv_all_fast_in<DT, 0, R>(f.rth)) {
-            f.template half<0, true>();
+        if (gv_all_fast<DT>(f.rth)) {
+            f.template steps<false, true>(0);
         } else {
-            f.template half<0, false>();
-        }
-        if (gv_all_fast_in<DT, R, R>(f.rth)) {
-            f.template half<1, true>();
-        } else {
-            f.template half<1, false>();
+            f.template steps<false, false>(0);
         }
     }
     for (; t0 < T; t0 += D) {
