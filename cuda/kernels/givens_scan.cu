@@ -389,6 +389,24 @@ __device__ __forceinline__ float gv_wide(unsigned int v) {
     return widen<DT>((unsigned short)v);
 }
 
+// gv_narrow is narrow for the Givens kernels' stores. For bf16 on the GPU
+// it rounds with the packed two-value conversion (cvt.rn.bf16x2.f32, the
+// other half zero) rather than cvt.rn.bf16.f32: the same rounding, the
+// same values, but ptxas compiles the one-value form here to F2F.BF16.F32,
+// a conversion at the special function unit's rate, where it gives the f16
+// stores the packed F2FP of the ALU.
+template <int DT>
+__device__ __forceinline__ unsigned short gv_narrow(float v) {
+#ifdef __CUDA_ARCH__
+    if constexpr (DT == DT_BF16) {
+        unsigned int w;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(0.0f), "f"(v));
+        return v != v ? bf16_nan(v) : (unsigned short)w;
+    }
+#endif
+    return (unsigned short)narrow<DT>(v);
+}
+
 // gv_stp stores v at p, rounded to DT, where on (gv_st: at element i of
 // p). The rounding (and a 16-bit NaN's patch) is done whether or not the
 // thread stores. PRED makes the store one predicated instruction (st.global
@@ -410,7 +428,7 @@ __device__ __forceinline__ void gv_stp(char* __restrict__ p, float v, bool on) {
                 "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t@p st.global.wb.f32 [%0], %1;\n\t}" ::"l"(p),
                 "f"(v), "r"((unsigned int)on));
         } else {
-            const unsigned short r = (unsigned short)narrow<DT>(v);
+            const unsigned short r = gv_narrow<DT>(v);
             asm volatile(
                 "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t@p st.global.wb.u16 [%0], %1;\n\t}" ::"l"(p),
                 "h"(r), "r"((unsigned int)on));
@@ -427,7 +445,7 @@ __device__ __forceinline__ void gv_stp(char* __restrict__ p, float v, bool on) {
 #endif
         }
     } else {
-        const unsigned short r = (unsigned short)narrow<DT>(v);
+        const unsigned short r = gv_narrow<DT>(v);
         if (on) {
 #ifdef __CUDA_ARCH__
             __stwb((unsigned short*)p, r);
