@@ -32,7 +32,8 @@ import (
 //     the shapes, MINGRU_VK_SWEEP_DEPTHS (comma-separated) sets the
 //     depths.
 //   - givens16: the Givens forward at the large shape in every element
-//     type under ring depths 2 to 32 (rows "sg-d2" to "sg-d32").
+//     type under ring depths 2 to 32 (rows "sg-d2" to "sg-d32"), or
+//     those of MINGRU_VK_SWEEP_DEPTHS.
 //   - rows: matrix_affine_scan in the row layout (f32) under workgroups of
 //     32 to 128 invocations and rings of 2 to 8 steps; its rows say "rows"
 //     and give the workgroup as the tile and the ring as the chunks.
@@ -179,17 +180,7 @@ func TestLayoutSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		op := scans.OpGivensScan
-		depths := []int{4, givensSGDepth}
-		if v := os.Getenv("MINGRU_VK_SWEEP_DEPTHS"); v != "" {
-			depths = nil
-			for _, f := range strings.Split(v, ",") {
-				var n int
-				if _, err := fmt.Sscan(f, &n); err != nil || n < 2 {
-					t.Fatalf("MINGRU_VK_SWEEP_DEPTHS: %q is not a depth of 2 or more", f)
-				}
-				depths = append(depths, n)
-			}
-		}
+		depths := sweepDepths(t, []int{4, givensSGDepth})
 		keep := func(shape string) bool {
 			v := os.Getenv("MINGRU_VK_SWEEP_SHAPES")
 			return v == "" || strings.Contains(","+v+",", ","+shape+",")
@@ -255,6 +246,7 @@ func TestLayoutSweep(t *testing.T) {
 				if dt.Size() == 2 && aligned {
 					depths = append(depths, 24, 32)
 				}
+				depths = sweepDepths(t, depths)
 				for _, depth := range depths {
 					kernelName = fmt.Sprintf("sg-d%d", depth)
 					b.cfg.givensDepth = depth
@@ -340,4 +332,22 @@ func TestLayoutSweep(t *testing.T) {
 		}
 		kernelName = "tiled"
 	}
+}
+
+// sweepDepths is the ring depths a Givens part of the sweep tries: those
+// of MINGRU_VK_SWEEP_DEPTHS (comma-separated) where it is set, else def.
+func sweepDepths(t *testing.T, def []int) []int {
+	v := os.Getenv("MINGRU_VK_SWEEP_DEPTHS")
+	if v == "" {
+		return def
+	}
+	var depths []int
+	for _, f := range strings.Split(v, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n < 2 {
+			t.Fatalf("MINGRU_VK_SWEEP_DEPTHS: %q is not a depth of 2 or more", f)
+		}
+		depths = append(depths, n)
+	}
+	return depths
 }
