@@ -144,7 +144,7 @@ for m in $modes; do
     # VK_SWEEP_SETS picks the parts (vk/sweep_test.go; default all).
     echo "== Vulkan layout sweep"
     hold_clocks
-    MINGRU_VK_SWEEP_SETS="${VK_SWEEP_SETS:-}" MINGRU_VK_VALIDATION=0 MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
+    MINGRU_VK_SWEEP_SETS="${VK_SWEEP_SETS:-}" MINGRU_VK_VALIDATION=0 MINGRU_VK_PIPELINE_LOG="$RES/vk-sweep-pipelines.log" MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
     tail -3 "$RES/vk-sweep.log"
     release_clocks
     ;;

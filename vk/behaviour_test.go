@@ -393,8 +393,9 @@ func TestValidationMessagesAreRecorded(t *testing.T) {
 
 // TestPipelineLog: with MINGRU_VK_PIPELINE_LOG set, every pipeline a new
 // backend builds is appended to the file once, with its build time (the
-// f16 probes' when the device opens), and a second call of the same shape
-// builds none.
+// f16 probes' when the device opens) and, on a device with
+// VK_KHR_pipeline_executable_properties, the driver's statistics; a second
+// call of the same shape builds none.
 func TestPipelineLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pipelines.log")
 	t.Setenv("MINGRU_VK_PIPELINE_LOG", path)
@@ -424,13 +425,19 @@ func TestPipelineLog(t *testing.T) {
 		// The f16 probes' pipelines are built when the device opens (the
 		// narrowing probe's not on a CPU device).
 		probe := f[0] == "f16probe" || f[0] == "f16narrowprobe"
-		if len(f) != 3 || !(strings.HasPrefix(f[0], "linear_scan") || probe) || !strings.HasSuffix(f[2], " ms") {
-			t.Errorf("log line %q: want module, spec constants, build time", l)
+		fields := 3
+		if b.dev.pipeStats {
+			fields = 4
+		}
+		if len(f) != fields || !(strings.HasPrefix(f[0], "linear_scan") || probe) || !strings.HasSuffix(f[2], " ms") {
+			t.Errorf("log line %q: want module, spec constants, build time (and statistics: %v)", l, b.dev.pipeStats)
+		} else if fields == 4 && !strings.Contains(f[3], "=") {
+			t.Errorf("log line %q: the driver offers statistics, but none are logged", l)
 		}
 		if seen[f[0]+f[1]] {
 			t.Errorf("pipeline %s %s built twice", f[0], f[1])
 		}
 		seen[f[0]+f[1]] = true
 	}
-	t.Logf("%d pipelines: %q", len(lines), lines)
+	t.Logf("%d pipelines (driver statistics: %v): %q", len(lines), b.dev.pipeStats, lines)
 }

@@ -45,10 +45,14 @@
 //	                      (this package's tests fail on any).
 //	MINGRU_VK_PIPELINE_LOG  a file to which each compute pipeline is
 //	                      appended as it is built: module, specialization
-//	                      constants, build time. Pipelines are built on
-//	                      first use of a (kernel, shape class) pair and
-//	                      kept while the backend lives (0.1 s to 4 s each
-//	                      on an NVIDIA H200; drivers cache builds too).
+//	                      constants, build time and, where the device has
+//	                      VK_KHR_pipeline_executable_properties, the
+//	                      driver's statistics of the compiled code, under
+//	                      its own names (the extension is enabled only
+//	                      while this is set). Pipelines are built on first
+//	                      use of a (kernel, shape class) pair and kept
+//	                      while the backend lives (0.1 s to 4 s each on an
+//	                      NVIDIA H200; drivers cache builds too).
 //
 // All three are read by New.
 //

@@ -111,6 +111,7 @@ type device struct {
 	pipeMu        sync.Mutex
 	pipes         map[pipeKey]vk.Pipeline
 	pipeLog       string // file receiving one line per pipeline built ("" for none)
+	pipeStats     bool   // pipelines are built with the driver's statistics (for pipeLog)
 	modules       map[string]vk.ShaderModule
 	ctxMu         sync.Mutex
 	ctxFree       []*execCtx
@@ -415,10 +416,11 @@ func computeFamily(inst vk.Instance, p vk.PhysicalDevice) (family, bool) {
 }
 
 func (d *device) createDevice() error {
-	dev, r := shimCreateDevice(d.instance, d.phys, d.qfam)
+	dev, stats, r := shimCreateDevice(d.instance, d.phys, d.qfam, d.pipeLog != "")
 	if err := check(r, "create device"); err != nil {
 		return err
 	}
+	d.pipeStats = stats
 	d.dev = dev
 	var q vk.Queue
 	vk.GetDeviceQueue(dev, d.qfam, 0, &q)
@@ -821,26 +823,38 @@ func (d *device) pipeline(module string, spec [numSpec]uint32) (vk.Pipeline, err
 		d.modules[module] = sm
 	}
 	start := time.Now()
-	p, r := shimCreatePipeline(d.instance, d.dev, sm, d.layout, spec[:])
+	var flags uint32
+	if d.pipeStats {
+		flags = pipelineCaptureStatistics
+	}
+	p, r := shimCreatePipeline(d.instance, d.dev, sm, d.layout, spec[:], flags)
 	if err := check(r, fmt.Sprintf("create pipeline %s %v", module, spec)); err != nil {
 		return nil, err
 	}
-	d.logPipeline(module, spec, time.Since(start))
+	d.logPipeline(module, spec, time.Since(start), p)
 	d.pipes[key] = p
 	return p, nil
 }
 
 // logPipeline appends one line for a pipeline just built to the file named
-// by MINGRU_VK_PIPELINE_LOG. A diagnostic: failing to write it is ignored.
-func (d *device) logPipeline(module string, spec [numSpec]uint32, took time.Duration) {
+// by MINGRU_VK_PIPELINE_LOG: module, specialization constants, build time
+// and, where the driver gives them (VK_KHR_pipeline_executable_properties),
+// its statistics of the compiled code (registers, spills, instruction
+// counts: whatever it reports, under its own names). A diagnostic: failing
+// to write it is ignored.
+func (d *device) logPipeline(module string, spec [numSpec]uint32, took time.Duration, p vk.Pipeline) {
 	if d.pipeLog == "" {
 		return
+	}
+	line := fmt.Sprintf("%s\t%v\t%.3f ms", module, spec, float64(took.Microseconds())/1e3)
+	if d.pipeStats {
+		line += "\t" + shimPipelineStats(d.instance, d.dev, p)
 	}
 	f, err := os.OpenFile(d.pipeLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(f, "%s\t%v\t%.3f ms\n", module, spec, float64(took.Microseconds())/1e3)
+	fmt.Fprintln(f, line)
 	f.Close()
 }
 

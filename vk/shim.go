@@ -13,6 +13,7 @@ package vk
 
 /*
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,13 +165,75 @@ static uint32_t vks_queue_families(H instance, H phys, QueueFamilyProps* out, ui
 	return n;
 }
 
-static int32_t vks_create_device(H instance, H phys, uint32_t family, H* out) {
+typedef struct { int32_t sType; void* pNext; uint32_t on; } ExecFeature; // VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR
+
+// vks_create_device creates the device with one queue of the family. With
+// stats, and where the device has VK_KHR_pipeline_executable_properties,
+// it enables that extension (for vks_pipeline_stats) and sets *stats to 1.
+static int32_t vks_create_device(H instance, H phys, uint32_t family, int* stats, H* out) {
 	int32_t (*f)(H, const DeviceInfo*, const void*, H*) = gipa(instance, "vkCreateDevice");
 	if (!f) return -3;
 	float prio = 1.0f;
 	QueueInfo q = { ST_QUEUE, NULL, 0, family, 1, &prio };
 	DeviceInfo info = { ST_DEVICE, NULL, 0, 1, &q, 0, NULL, 0, NULL, NULL };
+	const char* ext = "VK_KHR_pipeline_executable_properties";
+	ExecFeature feat = { 1000269000, NULL, 1 }; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR
+	if (*stats && vks_has_device_ext(instance, phys, ext)) {
+		info.pNext = &feat;
+		info.extCount = 1;
+		info.exts = &ext;
+	} else {
+		*stats = 0;
+	}
 	return f(phys, &info, NULL, out);
+}
+
+typedef struct { int32_t sType; const void* pNext; H pipeline; } PipelineInfo; // VkPipelineInfoKHR
+typedef struct { int32_t sType; void* pNext; uint32_t stages; char name[256]; char description[256]; uint32_t subgroupSize; } ExecProps;
+typedef struct { int32_t sType; const void* pNext; H pipeline; uint32_t index; } ExecInfo;
+typedef struct { int32_t sType; void* pNext; char name[256]; char description[256]; int32_t format; union { uint32_t b; int64_t i; uint64_t u; double f; } value; } ExecStat;
+
+// vks_pipeline_stats writes the driver's statistics of a pipeline created
+// with CAPTURE_STATISTICS into buf (cap bytes, NUL-terminated) as
+// "name=value" items separated by "; ", each executable's prefixed by its
+// name when there are several. Returns 0, or a negative VkResult.
+static int32_t vks_pipeline_stats(H instance, H dev, H pipeline, char* buf, size_t cap) {
+	int32_t (*fp)(H, const PipelineInfo*, uint32_t*, ExecProps*) = gipa(instance, "vkGetPipelineExecutablePropertiesKHR");
+	int32_t (*fs)(H, const ExecInfo*, uint32_t*, ExecStat*) = gipa(instance, "vkGetPipelineExecutableStatisticsKHR");
+	buf[0] = 0;
+	if (!fp || !fs) return -3;
+	PipelineInfo pi = { 1000269001, NULL, pipeline };
+	ExecProps props[4];
+	uint32_t n = 4;
+	memset(props, 0, sizeof props);
+	for (uint32_t i = 0; i < 4; i++) props[i].sType = 1000269002;
+	int32_t r = fp(dev, &pi, &n, props);
+	if (r < 0) return r;
+	size_t used = 0;
+	for (uint32_t e = 0; e < n; e++) {
+		ExecInfo ei = { 1000269003, NULL, pipeline, e };
+		ExecStat st[32];
+		uint32_t m = 32;
+		memset(st, 0, sizeof st);
+		for (uint32_t i = 0; i < 32; i++) st[i].sType = 1000269004;
+		r = fs(dev, &ei, &m, st);
+		if (r < 0) return r;
+		for (uint32_t i = 0; i < m && used + 1 < cap; i++) {
+			const char* sep = used ? "; " : "";
+			char pre[260] = "";
+			if (n > 1) snprintf(pre, sizeof pre, "%s ", props[e].name);
+			int w;
+			switch (st[i].format) {
+			case 0: w = snprintf(buf + used, cap - used, "%s%s%s=%s", sep, pre, st[i].name, st[i].value.b ? "true" : "false"); break;
+			case 1: w = snprintf(buf + used, cap - used, "%s%s%s=%lld", sep, pre, st[i].name, (long long)st[i].value.i); break;
+			case 2: w = snprintf(buf + used, cap - used, "%s%s%s=%llu", sep, pre, st[i].name, (unsigned long long)st[i].value.u); break;
+			default: w = snprintf(buf + used, cap - used, "%s%s%s=%g", sep, pre, st[i].name, st[i].value.f); break;
+			}
+			if (w < 0) break;
+			used += (size_t)w < cap - used ? (size_t)w : cap - used - 1;
+		}
+	}
+	return 0;
 }
 
 static int32_t vks_create_layouts(H instance, H dev, uint32_t bindings, uint32_t pushBytes, H* dsl, H* layout) {
@@ -191,7 +254,9 @@ static int32_t vks_create_layouts(H instance, H dev, uint32_t bindings, uint32_t
 	return fp(dev, &pi, NULL, layout);
 }
 
-static int32_t vks_create_pipeline(H instance, H dev, H module, H layout, const uint32_t* spec, uint32_t nspec, H* out) {
+// vks_create_pipeline creates the compute pipeline of module's "main" with
+// the given specialization constants (ids 0..nspec-1) and create flags.
+static int32_t vks_create_pipeline(H instance, H dev, H module, H layout, const uint32_t* spec, uint32_t nspec, uint32_t flags, H* out) {
 	int32_t (*f)(H, H, uint32_t, const ComputeInfo*, const void*, H*) = gipa(instance, "vkCreateComputePipelines");
 	if (!f) return -3;
 	SpecEntry e[32];
@@ -206,6 +271,7 @@ static int32_t vks_create_pipeline(H instance, H dev, H module, H layout, const 
 	ComputeInfo ci;
 	memset(&ci, 0, sizeof ci);
 	ci.sType = ST_COMPUTE;
+	ci.flags = flags;
 	ci.stage.sType = ST_STAGE;
 	ci.stage.stage = STAGE_COMPUTE;
 	ci.stage.module = module;
@@ -337,10 +403,33 @@ func shimQueueFamilies(inst vk.Instance, phys vk.PhysicalDevice) []queueFamily {
 	return out
 }
 
-func shimCreateDevice(inst vk.Instance, phys vk.PhysicalDevice, family uint32) (vk.Device, vk.Result) {
+// shimCreateDevice creates the device. With stats it also enables the
+// driver's pipeline statistics where the device has them, and reports
+// whether it did.
+func shimCreateDevice(inst vk.Instance, phys vk.PhysicalDevice, family uint32, stats bool) (vk.Device, bool, vk.Result) {
 	var out C.H
-	r := C.vks_create_device(h(inst), h(phys), C.uint32_t(family), &out)
-	return fromH[vk.Device](out), vk.Result(r)
+	cs := C.int(0)
+	if stats {
+		cs = 1
+	}
+	r := C.vks_create_device(h(inst), h(phys), C.uint32_t(family), &cs, &out)
+	return fromH[vk.Device](out), cs != 0, vk.Result(r)
+}
+
+// pipelineCaptureStatistics is VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR.
+const pipelineCaptureStatistics = 0x40
+
+// shimPipelineStats returns the driver's statistics of a pipeline created
+// with pipelineCaptureStatistics ("name=value; ..."), or "" where it gives
+// none.
+func shimPipelineStats(inst vk.Instance, dev vk.Device, p vk.Pipeline) string {
+	const size = 4096
+	buf := (*C.char)(C.malloc(size))
+	defer C.free(unsafe.Pointer(buf))
+	if C.vks_pipeline_stats(h(inst), h(dev), h(p), buf, size) < 0 {
+		return ""
+	}
+	return C.GoString(buf)
 }
 
 func shimCreateLayouts(inst vk.Instance, dev vk.Device, bindings, pushBytes uint32) (vk.DescriptorSetLayout, vk.PipelineLayout, vk.Result) {
@@ -349,13 +438,13 @@ func shimCreateLayouts(inst vk.Instance, dev vk.Device, bindings, pushBytes uint
 	return fromH[vk.DescriptorSetLayout](dsl), fromH[vk.PipelineLayout](pl), vk.Result(r)
 }
 
-func shimCreatePipeline(inst vk.Instance, dev vk.Device, module vk.ShaderModule, layout vk.PipelineLayout, spec []uint32) (vk.Pipeline, vk.Result) {
+func shimCreatePipeline(inst vk.Instance, dev vk.Device, module vk.ShaderModule, layout vk.PipelineLayout, spec []uint32, flags uint32) (vk.Pipeline, vk.Result) {
 	cspec := make([]C.uint32_t, len(spec))
 	for i, s := range spec {
 		cspec[i] = C.uint32_t(s)
 	}
 	var out C.H
-	r := C.vks_create_pipeline(h(inst), h(dev), h(module), h(layout), &cspec[0], C.uint32_t(len(spec)), &out)
+	r := C.vks_create_pipeline(h(inst), h(dev), h(module), h(layout), &cspec[0], C.uint32_t(len(spec)), C.uint32_t(flags), &out)
 	return fromH[vk.Pipeline](out), vk.Result(r)
 }
 
