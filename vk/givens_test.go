@@ -119,8 +119,9 @@ func TestGivensPaths(t *testing.T) {
 			{scans.BF16, 4, 77, false, 8}, {scans.F16, 16, 50, true, 6}}, true},
 		{"depth16", false, 0, givensSGDepth, []row{{scans.F32, 8, 1000, true, 0}}, true},
 		{"depth16-unchunked", false, 1, givensSGDepth, []row{{scans.F32, 4, 200, false, 0}}, true},
-		// The 16-bit forwards' deeper ring.
-		{"depth24-16bit", false, 1, givensSGDepth16, []row{{scans.F16, 8, 200, true, 0}, {scans.BF16, 8, 130, false, 0}}, true},
+		// The 16-bit forwards' deeper rings.
+		{"depth-f16", false, 1, givensSGDepthF16, []row{{scans.F16, 8, 200, true, 0}, {scans.F16, 4, 75, false, 0}}, true},
+		{"depth-bf16", false, 1, givensSGDepthBF16, []row{{scans.BF16, 8, 130, false, 0}, {scans.BF16, 2, 47, true, 0}}, true},
 		// Chunk counts the layout never picks: the scan over the chunks
 		// with partners missing in its last round, and chunks of unequal
 		// length (the last one short, or empty: 6 chunks of 17 steps over

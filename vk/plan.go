@@ -451,7 +451,8 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 // and 24.2 us against 23.3 in 64 chunks.
 const (
 	givensSGDepth          = 16
-	givensSGDepth16        = 24
+	givensSGDepthF16       = 24
+	givensSGDepthBF16      = 20
 	givensSGShallowDepth   = 4
 	givensSGDepthCPU       = 4 // a CPU device compiles the unrolled ring much faster
 	givensSGWG             = 64
@@ -464,14 +465,25 @@ const (
 
 // givensSGForwardRing is the ring depth of the subgroup Givens forward in
 // element type dt, given the layout's depth: where that is the deep ring,
-// the 16-bit forwards take givensSGDepth16 steps, since a step of their
-// inputs is four registers, not six. Measured on an H200 at the large
-// shape (vk/sweep_test.go, part givens16): f16 496.0 µs with 16 steps,
-// 468.3 µs with 24, 472.0 µs with 32; bf16 510.1, 484.8 and 604.1 µs. The
-// backwards, which hold more per step, keep the layout's depth.
+// the 16-bit forwards take deeper rings (givensSGDepthF16 steps for f16,
+// givensSGDepthBF16 for bf16), since a step of their inputs is four
+// registers, not six. The depth is what the driver's compiler keeps within
+// 128 registers: measured on an H200 at the large shape (vk/sweep_test.go,
+// part givens16, with the driver's register counts from
+// MINGRU_VK_PIPELINE_LOG), f16 took 508.2 µs with 16 steps, 493.0 with
+// 20 and 486.7 with 24 (96, 128 and 128 registers); bf16, whose stores
+// round in integer operations, 546.7, 546.1 and 640.2 µs (106, 128 and
+// 152 registers). The backwards, which hold more per step, keep the
+// layout's depth.
 func givensSGForwardRing(depth int, dt scans.DType) int {
-	if depth == givensSGDepth && dt.Size() == 2 {
-		return givensSGDepth16
+	if depth != givensSGDepth {
+		return depth
+	}
+	switch dt {
+	case scans.F16:
+		return givensSGDepthF16
+	case scans.BF16:
+		return givensSGDepthBF16
 	}
 	return depth
 }

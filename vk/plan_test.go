@@ -315,7 +315,7 @@ func TestGivensSGLayout(t *testing.T) {
 		dt    scans.DType
 		want  int
 	}{
-		{givensSGDepth, scans.F16, givensSGDepth16}, {givensSGDepth, scans.BF16, givensSGDepth16},
+		{givensSGDepth, scans.F16, 24}, {givensSGDepth, scans.BF16, 20},
 		{givensSGDepth, scans.F32, givensSGDepth}, {givensSGShallowDepth, scans.F16, givensSGShallowDepth},
 	} {
 		if got := givensSGForwardRing(c.depth, c.dt); got != c.want {
