@@ -392,9 +392,11 @@ __device__ __forceinline__ float gv_wide(unsigned int v) {
 // gv_narrow is narrow for the Givens kernels' stores. For bf16 on the GPU
 // it rounds with the packed two-value conversion (cvt.rn.bf16x2.f32, the
 // other half zero) rather than cvt.rn.bf16.f32: the same rounding, the
-// same values, but ptxas compiles the one-value form here to F2F.BF16.F32,
-// a conversion at the special function unit's rate, where it gives the f16
-// stores the packed F2FP of the ALU.
+// same values, but ptxas (11.8 here, and the 580 driver's) compiles the
+// one-value form in these kernels to F2F.BF16.F32, a conversion at the
+// special function unit's rate, where it gives the f16 stores the packed
+// F2FP of the ALU. On an H200 the large bf16 forward and backward took
+// 1.61 ms with the packed form, not 1.72; the forward alone did not move.
 template <int DT>
 __device__ __forceinline__ unsigned short gv_narrow(float v) {
 #ifdef __CUDA_ARCH__
