@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/eager"
 )
 
 // logRange is a way of drawing parallel_scan_log's inputs far outside the
@@ -74,9 +73,7 @@ var logRanges = []logRange{
 // ill-conditioned, and two correct f32 computations differ beyond it.
 func TestLogRange(t *testing.T, b scans.Backend) {
 	t.Helper()
-	ref := eager.New()
-	seed := TestSeed()
-	t.Logf("seed %d", seed)
+	ref, seed := checkStart(t, b)
 	op := scans.OpParallelScanLog
 	for ri, lr := range logRanges {
 		for _, T := range []int{40, 300} {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/eager"
 )
 
 // TestSpecialValues puts NaN, +Inf and -Inf into one element of one batch
@@ -21,9 +20,7 @@ import (
 // every backend alike".
 func TestSpecialValues(t *testing.T, b scans.Backend) {
 	t.Helper()
-	ref := eager.New()
-	seed := TestSeed()
-	t.Logf("seed %d", seed)
+	ref, seed := checkStart(t, b)
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
 	type row struct {
 		op scans.Op
