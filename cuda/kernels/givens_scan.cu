@@ -463,9 +463,16 @@ __device__ __forceinline__ void gv_st(void* __restrict__ p, i64 i, float v, bool
 }
 
 // gv_all_fast reports whether every angle of a ring takes the fast sincos
-// (f32: gv_sincos_fast; 16-bit: gv_sincos_hw).
+// (f32: gv_sincos_fast; 16-bit: gv_sincos_hw). Every f16 angle does, with
+// no test: a finite one is at most 65504, within GV_FAST_ANGLE, and the
+// fast path gives Inf and NaN the library's sine and cosine, NaN (the
+// reduction makes them NaN). The test would otherwise wait, at the start
+// of each round, for the angle loaded in the round's last step.
 template <int DT, int D, typename R>
 __device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
+    if constexpr (DT == DT_F16) {
+        return true;
+    }
     bool fast = true;
 #pragma unroll
     for (int d = 0; d < D; d++) {
