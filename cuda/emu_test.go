@@ -381,10 +381,28 @@ func TestHalfValuesEmulated(t *testing.T) {
 
 // TestGivensAnglesEmulated runs bench.TestGivensAngles on the kernels in
 // the host emulator: angles far outside (-pi, pi), through the fast paths'
-// reductions (the C library's sine and cosine stand in for the GPU's).
+// reductions (the C library's sine and cosine stand in for the GPU's),
+// in the chunked kernels (an H200's plans) and in those that walk all of
+// T per thread (a device so small that its plans keep one chunk), whose
+// forward runs a round again when one of its angles was beyond the fast
+// path.
 func TestGivensAnglesEmulated(t *testing.T) {
-	bench.TestGivensAngles(t, emulated(t, "TestGivensAngles"), false)
+	t.Run("chunked", func(t *testing.T) {
+		bench.TestGivensAngles(t, emulated(t, "TestGivensAngles"), false)
+	})
+	t.Run("unchunked", func(t *testing.T) {
+		e := emulated(t, "TestGivensAngles")
+		e.occ = unchunkedOcc
+		if c := givensChunks(3, 300, 4, 4, e.occ); c != 1 {
+			t.Fatalf("givensChunks = %d, want 1", c)
+		}
+		bench.TestGivensAngles(t, e, false)
+	})
 }
+
+// unchunkedOcc is a device so small that givensChunks keeps one chunk for
+// the shapes of the emulated Givens tests.
+var unchunkedOcc = occupancy{threads: 64, blocks: 132 * 32, sms: 132}
 
 // TestGivensUnchunkedEmulated runs the Givens kernels that walk all of T
 // per thread on T long enough for their main loops (the ring's steady
@@ -393,7 +411,7 @@ func TestGivensAnglesEmulated(t *testing.T) {
 // givensChunks keeps one chunk.
 func TestGivensUnchunkedEmulated(t *testing.T) {
 	e := emulated(t, "TestConformance")
-	e.occ = occupancy{threads: 64, blocks: 132 * 32, sms: 132}
+	e.occ = unchunkedOcc
 	ref := eager.New()
 	seed := bench.TestSeed()
 	t.Logf("seed %d", seed)

@@ -137,6 +137,27 @@ inline void gv_gather(float y, int base, float (&o)[M]) {
 }
 #endif
 
+// gv_any reports whether p holds in any thread of the calling warp; every
+// lane of the warp calls it. The host emulation, whose exchanges are
+// block-wide, asks the whole block, so that the threads of a block keep
+// taking the same branches.
+#ifdef __CUDACC__
+__device__ __forceinline__ bool gv_any(bool p) { return __any_sync(0xffffffffu, p); }
+#else
+inline bool gv_any(bool p) {
+    const int tid = (int)(threadIdx.x + threadIdx.y * blockDim.x), nt = (int)(blockDim.x * blockDim.y);
+    float* buf = gv_xchg[gv_phase][0];
+    gv_phase ^= 1;
+    buf[tid] = p ? 1.0f : 0.0f;
+    __syncthreads();
+    bool any = false;
+    for (int i = 0; i < nt; i++) {
+        any |= buf[i] != 0.0f;
+    }
+    return any;
+}
+#endif
+
 #ifdef __CUDACC__
 #define GV_NOINLINE __noinline__
 #else
@@ -537,9 +558,12 @@ struct GvFwd {
     // TAIL, left < 2D) and loads the next D (those before left). FAST
     // takes every angle's sincos on the fast path, without a branch, so
     // that the steps form one straight run of code in which the sincos
-    // and shuffles of later steps fill the latency of the recurrence.
+    // and shuffles of later steps fill the latency of the recurrence; it
+    // returns whether any of the thread's angles was beyond the path's
+    // bound (never, for f16), and then the steps' values may be wrong.
     template <bool TAIL, bool FAST>
-    __device__ __forceinline__ void steps(int left) {
+    __device__ __forceinline__ bool steps(int left) {
+        bool wide = false;
 #pragma unroll
         for (int d = 0; d < D; d++) {
             if (!TAIL || d < left) {
@@ -547,12 +571,44 @@ struct GvFwd {
                 if (!TAIL || d + D < left) {
                     load(d);
                 }
+                if (FAST && DT != DT_F16) {
+                    wide |= !(fabsf(th) <= GV_FAST_ANGLE);
+                }
                 const GvAngles g = gv_angles<DT, K, FAST>(L, th);
                 y = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y));
                 y = sg * y + xv;
                 gv_stp<DT>(ph, y, L.on);
                 ph = gv_adv(ph, es);
             }
+        }
+        return wide;
+    }
+
+    // redo runs the D steps of the whole round just run again, from state
+    // y0, with each angle's sincos on its own path (gv_sincos), and stores
+    // their h over those the round stored. The ring now holds the next
+    // round, so the steps load their inputs again (the round's first
+    // began 2D steps before the next load; its first store D steps before
+    // the next store). A step's values are those of the fast path
+    // wherever its angle is within the bound.
+    __device__ void redo(float y0) {
+        const char* qth = gv_adv(pth, -2 * D * as);
+        const char* qsg = gv_adv(psg, -2 * D * es);
+        const char* qx = gv_adv(px, -2 * D * es);
+        char* qh = gv_adv(ph, -D * es);
+        y = y0;
+#pragma unroll 1
+        for (int d = 0; d < D; d++) {
+            const float th = gv_wide<DT>(gv_ldp<DT>(qth)), sg = gv_wide<DT>(gv_ldp<DT>(qsg)),
+                        xv = gv_wide<DT>(gv_ldp<DT>(qx));
+            const GvAngles g = gv_angles<DT, K, false>(L, th);
+            y = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y));
+            y = sg * y + xv;
+            gv_stp<DT>(qh, y, L.on);
+            qth = gv_adv(qth, as);
+            qsg = gv_adv(qsg, es);
+            qx = gv_adv(qx, es);
+            qh = gv_adv(qh, es);
         }
     }
 };
@@ -564,11 +620,16 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
     constexpr int D = GV_FWD_D(DT);
     GvFwd<DT, K> f(theta, sigma, x, h0, h, T, N);
     i64 t0 = 0;
+    // Each whole round takes the fast path without testing its angles
+    // first: the test would wait, at the round's start, for the angle
+    // loaded in the round before's last step. A round of f32 or bf16 with
+    // an angle beyond the fast path (on any thread of the warp, whose
+    // shuffles the redo needs) runs again, and its stores are rewritten.
     for (; T - t0 >= 2 * D; t0 += D) {
-        if (gv_all_fast<DT>(f.rth)) {
-            f.template steps<false, true>(0);
-        } else {
-            f.template steps<false, false>(0);
+        const float y0 = f.y;
+        const bool wide = f.template steps<false, true>(0);
+        if (DT != DT_F16 && gv_any(wide)) {
+            f.redo(y0);
         }
     }
     for (; t0 < T; t0 += D) {
