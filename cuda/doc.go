@@ -142,7 +142,11 @@
 //     cos.approx: absolute error at most 2^-21.4, a thousandth of an f16
 //     unit in the last place) of theta reduced by its nearest multiple of
 //     2 pi, up to the bound of the library's fast path (the library's
-//     function beyond). A ring of 16
+//     function beyond). The unchunked forward runs each round of steps on
+//     the fast path and, when one of the round's angles was beyond it,
+//     runs the round again on the exact path (rewriting its outputs);
+//     the other kernels choose a round's path by its angles first, and f16
+//     angles, all within the bound, always take the fast one. A ring of 16
 //     steps of inputs (32 in the 16-bit forward), held as loaded, keeps
 //     loads in flight; the f32 backward instead stages rounds of 8 steps
 //     in shared memory (asynchronous copies, two halves). A block is
