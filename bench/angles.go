@@ -13,19 +13,20 @@ import (
 // benchmark's (-pi, pi), every element type, k = 4 and 8, forward and
 // backward, against eager under the usual gates (angleSets): uniform in
 // (-A, A) for A = 8, 100 and 3000 (an f16 angle is at most 65504); and
-// angles within pi but one in 2000 uniform in (-60000, 60000), or (f32 and
-// bf16 only) in (-400000, 400000). Trained angles are not held to one
-// turn. It is the check that fails on a kernel whose sine and cosine lose
+// angles within pi but one in 2000 uniform in (-60000, 60000), or (f32
+// and bf16 only) in (-400000, 400000), or of any magnitude from 10^5 to
+// 10^38 (its logarithm uniform). Trained angles are not held to one turn.
+// It is the check that fails on a kernel whose sine and cosine lose
 // accuracy as |theta| grows: a special function unit that scales its
 // argument to turns in f32 loses about |theta| 2^-24 of the angle, 2e-4
 // at 3000, twenty times the f32 gate. The sparse sets are for kernels
 // that choose a path for a run of steps by its angles (skip the reduction
 // when all lie within pi; a fast sine and cosine for angles up to about
 // 10^5, a slower one beyond): most runs take the fast path, a few must
-// not. Vulkan's reduction holds to about 411000. The shapes have
-// few lanes (N = 4), which a GPU's plan cuts into chunks of T; many adds
-// N = 200 at k = 8, enough lanes that a large GPU walks all of T per
-// lane.
+// not; the largest angles are for the reductions of huge angles. The
+// shapes have few lanes (N = 4), which a GPU's plan cuts into chunks of
+// T; many adds N = 200 at k = 8, enough lanes that a large GPU walks all
+// of T per lane.
 func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 	t.Helper()
 	ref, seed := checkStart(t, b)
@@ -93,6 +94,12 @@ var angleSets = []struct {
 	{"in (-pi, pi), one in 2000 in (-400000, 400000)", func(r *rand.Rand) float64 {
 		if r.IntN(2000) == 0 {
 			return uniform(r, 400000)
+		}
+		return uniform(r, math.Pi)
+	}, true},
+	{"in (-pi, pi), one in 2000 of magnitude 1e5 to 1e38", func(r *rand.Rand) float64 {
+		if r.IntN(2000) == 0 {
+			return math.Copysign(math.Pow(10, 5+33*r.Float64()), uniform(r, 1))
 		}
 		return uniform(r, math.Pi)
 	}, true},
