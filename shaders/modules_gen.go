@@ -100,5 +100,5 @@ var sourceDigests = map[string]string{
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
 	"parallel_scan_log_bwd.comp":       "4e0fde0c6820c84319ea5923ffc8b31b54e302ad59d81d1fa49e2d5474de0eb2",
 	"parallel_scan_log_fwd.comp":       "35596f4382c9f3b1aefddb25828c36364bf7be0f61aacfe0e7073e7d76ed5314",
-	"sincos.glsl":                      "90552351f00e6120e01fdd78d4f32ecae9e1c41db76417d0d3b9026104324046",
+	"sincos.glsl":                      "a20e69bb0d1d9d23f0ab158da44d73a3552dd742c2b4caa0e5f3cdfcaa76904e",
 }

@@ -198,7 +198,16 @@
 // products, no fused multiply-add assumed): GLSL's sin and cos need be
 // accurate only within [-pi, pi], and on NVIDIA GPUs they lose about
 // |theta| 2^-24 beyond, so angles of trained models, which leave one turn,
-// would otherwise miss the tolerance gates (bench.TestGivensAngles).
+// would otherwise miss the tolerance gates (bench.TestGivensAngles). The
+// products are exact while the multiple is below 2^16 turns: up to
+// GivensAngleLimit. Beyond it (f32 and bf16 angles only) the reduction,
+// and so the sine and cosine, lose accuracy, up to about |theta| 2^-24
+// of the angle as without it (the CUDA backend and eager take any finite
+// angle). An exact
+// reduction for such angles (Payne and Hanek's, with the 96 bits of
+// 1/(2 pi) that the angle's exponent selects), taken as a branch at each
+// step, held every angle to the gates on an H200 and on lavapipe but made
+// the f32 and bf16 kernels up to 2.1x slower, so it is not built in.
 //
 // givens_scan, on a device whose compute shaders have subgroup shuffles
 // (Vulkan 1.1, VkPhysicalDeviceSubgroupProperties) in subgroups of at least
