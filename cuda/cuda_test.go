@@ -75,7 +75,7 @@ func TestHalfValues(t *testing.T) {
 // with eager, through the chunked and the unchunked kernels
 // (bench.TestGivensAngles).
 func TestGivensAngles(t *testing.T) {
-	bench.TestGivensAngles(t, gpu(t), true, math.Inf(1))
+	bench.TestGivensAngles(t, gpu(t), true)
 }
 
 func TestStatus(t *testing.T) {

@@ -194,22 +194,23 @@
 // second dispatch computes it from G read back in f32.
 //
 // givens_scan takes the sine and cosine of each angle after subtracting
-// its nearest multiple of 2 pi (shaders/sincos.glsl: three parts, exact
-// products, no fused multiply-add assumed): GLSL's sin and cos need be
-// accurate only within [-pi, pi], and on NVIDIA GPUs they lose about
-// |theta| 2^-24 beyond, so angles of trained models, which leave one turn,
-// would otherwise miss the tolerance gates (bench.TestGivensAngles). The
-// products are exact while the multiple is below 2^16 turns: up to
-// GivensAngleLimit. Beyond it (f32 and bf16 angles only) the reduction,
-// and so the sine and cosine, lose accuracy, up to about |theta| 2^-24
-// of the angle as without it (the CUDA backend and eager take any finite
-// angle). An exact
-// reduction for such angles (Payne and Hanek's, with the 96 bits of
-// 1/(2 pi) that the angle's exponent selects), taken as a branch at each
-// step, held every angle to the gates on an H200 and on lavapipe but made
-// the f32 and bf16 kernels up to 2.1x slower, so it is not built in.
+// its nearest multiple of 2 pi (shaders/sincos.glsl): GLSL's sin and cos
+// need be accurate only within [-pi, pi], and on NVIDIA GPUs they lose
+// about |theta| 2^-24 beyond, so angles of trained models, which leave one
+// turn, would otherwise miss the tolerance gates (bench.TestGivensAngles).
+// Every finite angle is reduced exactly. Below 2^18 (some 42000 turns;
+// every f16 angle) a three-part Cody and Waite reduction does it with
+// exact products and no fused multiply-add assumed. Beyond, Payne and
+// Hanek's reduction with the 96 bits of 1/(2 pi) that the angle's
+// exponent selects; as a branch at every step it made the f32 and bf16
+// kernels up to 2.1x slower on an H200, so the subgroup kernels walk with
+// the first, note the largest angle they met, and where one reached 2^18
+// walk again (the whole subgroup's lanes, or the lane's sequential walk
+// when T was cut into chunks) with the second. Angles of a benchmark or
+// of a model that stays below 2^18 never take the second walk; the
+// kernels without subgroup operations take the branch at each angle.
 //
-// givens_scan, on a device whose compute shaders have subgroup shuffles
+// givens_scan, on a device whose compute shaders have subgroup shuffles and votes
 // (Vulkan 1.1, VkPhysicalDeviceSubgroupProperties) in subgroups of at least
 // k/2 invocations: k/2 invocations of one subgroup per block, each holding
 // a pair of channels (2q, 2q+1), so the first layer of rotations is local

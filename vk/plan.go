@@ -33,12 +33,6 @@ const (
 // descriptor-set layout every module shares.
 const maxBindings = 12
 
-// GivensAngleLimit is the largest |theta| for which the backend's
-// givens_scan holds its results to the conformance gates (the package doc
-// says why): 411000, a little below 2^16 turns. Every f16 angle is within
-// it; f32 and bf16 angles beyond it lose accuracy.
-const GivensAngleLimit = 411000.0
-
 // operand is one binding of a kernel: a tensor or an internal buffer, with
 // the number of elements per batch entry (its stride over B) so that it can
 // be bound one slice of the batch at a time.

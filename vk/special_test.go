@@ -16,12 +16,16 @@ func TestSpecialValues(t *testing.T) {
 }
 
 // TestGivensAngles: givens_scan with angles up to 3000 in magnitude, and
-// with a few up to 400000 among angles within pi, agrees with eager
-// (bench.TestGivensAngles): the kernels reduce each angle by its nearest
-// multiple of 2 pi before sin and cos. Larger angles, beyond
-// GivensAngleLimit, are a skipped subtest.
+// with a few of any magnitude up to 1e38 among angles within pi, agrees
+// with eager (bench.TestGivensAngles), through the subgroup kernels
+// (their second pass for huge angles, chunked and unchunked) and the
+// kernels without subgroup operations.
 func TestGivensAngles(t *testing.T) {
-	bench.TestGivensAngles(t, testBackend(t), true, GivensAngleLimit)
+	b := testBackend(t)
+	t.Run("subgroup", func(t *testing.T) { bench.TestGivensAngles(t, b, true) })
+	b.cfg.noSubgroup = true
+	defer func() { b.cfg.noSubgroup = false }()
+	t.Run("no-subgroup", func(t *testing.T) { bench.TestGivensAngles(t, b, false) })
 }
 
 // TestHalfValues: every f16 and bf16 bit pattern widens and narrows
