@@ -101,13 +101,13 @@ bool paired_prev(Thr r) {
 // One step: slot d of the ring, whose element and angle index are e and a.
 // agg: apply A_t^T to the columns of pass 1 (only where on: see
 // walk_agg), else the full step with its stores. exact: the angles by
-// sincos_exact (see amax in givens_sg.glsl).
+// sincos_exact (see huge in givens_sg.glsl).
 void step(Thr r, bool agg, bool on, uint d, uint e, uint a, bool exact) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
     float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
     vec2 dd = WIDE2(rd[d]);
-    vec2 sc1 = sincos_step(th1, exact), sc2 = sincos_step(th2, exact);
+    vec2 sc1 = sincos_step(th1, exact, NOTE_HUGE(agg)), sc2 = sincos_step(th2, exact, NOTE_HUGE(agg));
     float c1 = sc1.y, s1 = sc1.x;
     float c2 = sc2.y, s2 = sc2.x;
     float cp = 1.0, sp = 0.0, gdn;
@@ -296,7 +296,7 @@ void main() {
     Thr r = thread_of_invocation();
     u0 = 0.0;
     u1 = 0.0;
-    amax = 0.0;
+    huge = false;
 #ifdef CHUNKED_KERNEL
     aggregate_init(r);
     walk_agg(r, r.t0, r.live ? r.t1 : r.t0);

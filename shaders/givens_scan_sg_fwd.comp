@@ -36,7 +36,7 @@ void load(Thr r, uint d) {
 
 // One step: slot d of the ring, whose element and angle index are e and a.
 // agg: apply it to the columns of pass 1, else to the state and store.
-// exact: the angles by sincos_exact (see amax in givens_sg.glsl).
+// exact: the angles by sincos_exact (see huge in givens_sg.glsl).
 // A step that is not on (past its chunk's end) computes as the others do,
 // so that the shuffles stay in control flow uniform over the subgroup,
 // and changes nothing.
@@ -46,7 +46,7 @@ void step(Thr r, bool agg, bool on, uint d, uint e, uint a, bool exact) {
     vec2 sg = WIDE2(rs[d]);
     vec2 xx = WIDE2(rx[d]);
     float cp, sp;
-    vec2 sc1 = sincos_step(th1, exact), sc2 = sincos_step(th2, exact);
+    vec2 sc1 = sincos_step(th1, exact, NOTE_HUGE(agg)), sc2 = sincos_step(th2, exact, NOTE_HUGE(agg));
     float c1 = sc1.y, s1 = sc1.x;
     float c2 = sc2.y, s2 = sc2.x;
 #ifdef CHUNKED_KERNEL
@@ -183,7 +183,7 @@ void walk_agg(Thr r, uint t0, uint t1) {
 
 void main() {
     Thr r = thread_of_invocation();
-    amax = 0.0;
+    huge = false;
 #ifdef CHUNKED_KERNEL
     aggregate_init(r);
     walk_agg(r, r.t0, r.live ? r.t1 : r.t0);

@@ -257,23 +257,34 @@ void lane_finite(Thr r, bool fin) {
 #endif
 
 // Huge angles (see sincos.glsl). The walks take each angle's sine and
-// cosine by sincos_reduced and keep the largest |angle| they met in amax
-// (f32 and bf16; every finite f16 angle is within HUGE_ANGLE); where one
-// reached HUGE_ANGLE, the invocations of the subgroup walk again with
-// sincos_exact (walk_exact: one step at a time, no ring, rewriting every
-// store), and in the chunked kernels the lane takes the sequential walk
-// with sincos_exact instead of its chunks (see lane_finite). A walk of
-// ordinary angles pays a max a angle for it.
-float amax;
+// cosine by sincos_reduced and note in huge whether an angle reached
+// HUGE_ANGLE (f32 and bf16; every finite f16 angle is within it); where
+// one did, the invocations of the subgroup walk again with sincos_exact
+// (walk_exact: one step at a time, no ring, rewriting every store). In the
+// chunked kernels pass 1 notes it, and such a lane takes the sequential
+// walk with sincos_exact instead of its chunks (see lane_finite), so pass
+// 2 notes nothing. A walk of ordinary angles pays a compare an angle.
+bool huge;
 
-// sincos_step is an angle's sine and cosine, by sincos_exact where exact
-// (a constant at each call), else by sincos_reduced, noting |a| in amax.
-vec2 sincos_step(float a, bool exact) {
+// Whether step notes its angles in huge: in the unchunked walks, and in
+// pass 1 of the chunked kernels (agg).
+#ifdef CHUNKED_KERNEL
+#define NOTE_HUGE(agg) (agg)
+#else
+#define NOTE_HUGE(agg) true
+#endif
+
+// sincos_step is an angle's sine and cosine, by sincos_exact where exact,
+// else by sincos_reduced, noting in huge whether |a| >= HUGE_ANGLE where
+// note (both constants at each call).
+vec2 sincos_step(float a, bool exact, bool note) {
     if (exact) {
         return sincos_exact(a);
     }
 #if !defined(DT_F16)
-    amax = max(amax, abs(a));
+    if (note) {
+        huge = huge || abs(a) >= HUGE_ANGLE;
+    }
 #endif
     return sincos_reduced(a);
 }
@@ -285,7 +296,7 @@ bool met_huge() {
 #if defined(DT_F16)
     return false;
 #else
-    return amax >= HUGE_ANGLE;
+    return huge;
 #endif
 }
 
