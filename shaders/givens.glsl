@@ -22,11 +22,6 @@
 // its carry and rescans its chunk, writing the outputs. The host chunks
 // only k <= 8 (P in registers) and only while lanes are few (see
 // givensLayout in vk/plan.go).
-//
-// These kernels take every angle's sine and cosine by sincos_exact (a
-// branch for huge angles at each rotation), exact for any angle; they
-// serve devices without subgroup shuffles, where the subgroup kernels'
-// second pass for such angles has no vote to gather.
 
 #include "sincos.glsl"
 

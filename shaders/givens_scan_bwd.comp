@@ -83,7 +83,7 @@ void main() {
                     // the first layer's.
                     for (uint q = 0u; q < (K - 1u) / 2u; q++) {
                         float a = th[p * K + K / 2u + q];
-                        vec2 sc = sincos_exact(a);
+                        vec2 sc = sincos_reduced(a);
                         float c = sc.y, sn = sc.x;
                         uint i = 2u * q + 1u;
                         for (uint m = 0u; m <= K; m++) {
@@ -94,7 +94,7 @@ void main() {
                     }
                     for (uint q = 0u; q < K / 2u; q++) {
                         float a = th[p * K + q];
-                        vec2 sc = sincos_exact(a);
+                        vec2 sc = sincos_reduced(a);
                         float c = sc.y, sn = sc.x;
                         uint i = 2u * q;
                         for (uint m = 0u; m <= K; m++) {
@@ -188,7 +188,7 @@ void main() {
             }
             for (uint q = 0u; q < K / 2u; q++) {
                 float a = th[p * K + q];
-                vec2 sc = sincos_exact(a);
+                vec2 sc = sincos_reduced(a);
                 cs[q] = sc.y;
                 sn[q] = sc.x;
                 uint i = 2u * q;
@@ -202,7 +202,7 @@ void main() {
             for (uint q = 0u; q < (K - 1u) / 2u; q++) {
                 uint pq = K / 2u + q;
                 float a = th[p * K + pq];
-                vec2 sc = sincos_exact(a);
+                vec2 sc = sincos_reduced(a);
                 cs[pq] = sc.y;
                 sn[pq] = sc.x;
                 uint i = 2u * q + 1u;

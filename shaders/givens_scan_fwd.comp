@@ -58,7 +58,7 @@ void main() {
                     }
                     for (uint q = 0u; q < K / 2u; q++) {
                         float a = th[p * K + q];
-                        vec2 sc = sincos_exact(a);
+                        vec2 sc = sincos_reduced(a);
                         float c = sc.y, sn = sc.x;
                         uint i = 2u * q;
                         for (uint m = 0u; m <= K; m++) {
@@ -69,7 +69,7 @@ void main() {
                     }
                     for (uint q = 0u; q < (K - 1u) / 2u; q++) {
                         float a = th[p * K + K / 2u + q];
-                        vec2 sc = sincos_exact(a);
+                        vec2 sc = sincos_reduced(a);
                         float c = sc.y, sn = sc.x;
                         uint i = 2u * q + 1u;
                         for (uint m = 0u; m <= K; m++) {
@@ -159,7 +159,7 @@ void main() {
             }
             for (uint q = 0u; q < K / 2u; q++) {
                 float a = th[p * (K - 1u) + q];
-                vec2 sc = sincos_exact(a);
+                vec2 sc = sincos_reduced(a);
                 float c = sc.y, sn = sc.x;
                 uint i = 2u * q;
                 float xi = h[i], xj = h[i + 1u];
@@ -168,7 +168,7 @@ void main() {
             }
             for (uint q = 0u; q < (K - 1u) / 2u; q++) {
                 float a = th[p * (K - 1u) + K / 2u + q];
-                vec2 sc = sincos_exact(a);
+                vec2 sc = sincos_reduced(a);
                 float c = sc.y, sn = sc.x;
                 uint i = 2u * q + 1u;
                 float xi = h[i], xj = h[i + 1u];

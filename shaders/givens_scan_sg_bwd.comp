@@ -100,14 +100,13 @@ bool paired_prev(Thr r) {
 
 // One step: slot d of the ring, whose element and angle index are e and a.
 // agg: apply A_t^T to the columns of pass 1 (only where on: see
-// walk_agg), else the full step with its stores. exact: the angles by
-// sincos_exact (see huge in givens_sg.glsl).
-void step(Thr r, bool agg, bool on, uint d, uint e, uint a, bool exact) {
+// walk_agg), else the full step with its stores.
+void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
     float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
     vec2 dd = WIDE2(rd[d]);
-    vec2 sc1 = sincos_step(th1, exact, NOTE_HUGE(agg)), sc2 = sincos_step(th2, exact, NOTE_HUGE(agg));
+    vec2 sc1 = sincos_reduced(th1), sc2 = sincos_reduced(th2);
     float c1 = sc1.y, s1 = sc1.x;
     float c2 = sc2.y, s2 = sc2.x;
     float cp = 1.0, sp = 0.0, gdn;
@@ -210,7 +209,7 @@ void walk(Thr r, uint t0, uint t1) {
     }
     for (; left >= 2u * D; left -= D) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
-            step(r, false, true, d, e, a, false);
+            step(r, false, true, d, e, a);
             load(r, false, d);
             e -= pc.N * K;
             a -= pc.N * (K - 1u);
@@ -220,7 +219,7 @@ void walk(Thr r, uint t0, uint t1) {
     for (; left > 0u; left = (left > D) ? left - D : 0u) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
             if (d < left) {
-                step(r, false, true, d, e, a, false);
+                step(r, false, true, d, e, a);
                 if (d + D < left) {
                     load(r, false, d);
                 }
@@ -228,26 +227,6 @@ void walk(Thr r, uint t0, uint t1) {
                 a -= pc.N * (K - 1u);
             }
         }
-    }
-}
-
-// walk_exact applies the steps [t0, t1) from the last as walk does, one
-// step at a time, with sincos_exact.
-void walk_exact(Thr r, uint t0, uint t1) {
-    if (t0 >= t1) {
-        return;
-    }
-    hinit = ZERO2;
-    if (t0 == 0u && HAS_INIT) {
-        hinit = LDR2(h0_, pc.off[2] + init_index(r) + 2u * r.q);
-    }
-    tL = t1 - 1u;
-    eL = elem_index(r, tL);
-    aL = angle_index(r, tL);
-    [[dont_unroll]] for (uint t = t1; t > t0; t--) {
-        uint e = eL, a = aL;
-        load(r, false, 0u);
-        step(r, false, true, 0u, e, a, true);
     }
 }
 
@@ -277,14 +256,14 @@ void walk_agg(Thr r, uint t0, uint t1) {
         if (i + 1u < n) {
             load(r, true, 1u);
         }
-        step(r, true, i < n, 0u, e, a, false);
+        step(r, true, i < n, 0u, e, a);
         e -= pc.N * K;
         a -= pc.N * (K - 1u);
         if (i + 1u < len) {
             if (i + 2u < n) {
                 load(r, true, 0u);
             }
-            step(r, true, i + 1u < n, 1u, e, a, false);
+            step(r, true, i + 1u < n, 1u, e, a);
             e -= pc.N * K;
             a -= pc.N * (K - 1u);
         }
@@ -296,7 +275,6 @@ void main() {
     Thr r = thread_of_invocation();
     u0 = 0.0;
     u1 = 0.0;
-    huge = false;
 #ifdef CHUNKED_KERNEL
     aggregate_init(r);
     walk_agg(r, r.t0, r.live ? r.t1 : r.t0);
@@ -311,7 +289,7 @@ void main() {
         u0 = sh_S[g * SSTRIDE + 2u * r.q];
         u1 = sh_S[g * SSTRIDE + 2u * r.q + 1u];
     }
-    lane_finite(r, fin && finite(u0) && finite(u1) && !met_huge());
+    lane_finite(r, fin && finite(u0) && finite(u1));
     barrier();
     if (!r.live) {
         return;
@@ -326,23 +304,13 @@ void main() {
         r.t1 = pc.T;
         u0 = 0.0;
         u1 = 0.0;
-        walk_exact(r, r.t0, r.t1);
-    } else {
-        walk(r, r.t0, r.t1);
     }
 #else
     if (!r.live) {
         return;
     }
+#endif
     walk(r, r.t0, r.t1);
-#if !defined(DT_F16)
-    if (subgroupAny(met_huge())) {
-        u0 = 0.0;
-        u1 = 0.0;
-        walk_exact(r, r.t0, r.t1);
-    }
-#endif
-#endif
     if (HAS_INIT && r.t0 == 0u) {
         ST2(dh0_, pc.off[8] + init_index(r) + 2u * r.q, u0, u1);
     }

@@ -36,17 +36,16 @@ void load(Thr r, uint d) {
 
 // One step: slot d of the ring, whose element and angle index are e and a.
 // agg: apply it to the columns of pass 1, else to the state and store.
-// exact: the angles by sincos_exact (see huge in givens_sg.glsl).
 // A step that is not on (past its chunk's end) computes as the others do,
 // so that the shuffles stay in control flow uniform over the subgroup,
 // and changes nothing.
-void step(Thr r, bool agg, bool on, uint d, uint e, uint a, bool exact) {
+void step(Thr r, bool agg, bool on, uint d, uint e, uint a) {
     float th1 = WIDE(rt1[d], pc.off[0] + a + r.q);
     float th2 = (K > 2u) ? WIDE(rt2[d], pc.off[0] + a + F + q2(r)) : 0.0;
     vec2 sg = WIDE2(rs[d]);
     vec2 xx = WIDE2(rx[d]);
     float cp, sp;
-    vec2 sc1 = sincos_step(th1, exact, NOTE_HUGE(agg)), sc2 = sincos_step(th2, exact, NOTE_HUGE(agg));
+    vec2 sc1 = sincos_reduced(th1), sc2 = sincos_reduced(th2);
     float c1 = sc1.y, s1 = sc1.x;
     float c2 = sc2.y, s2 = sc2.x;
 #ifdef CHUNKED_KERNEL
@@ -89,7 +88,7 @@ void walk(Thr r, uint t0, uint t1) {
     uint t = t0;
     for (; t1 - t >= 2u * D; t += D) {
         [[unroll]] for (uint d = 0u; d < D; d++) {
-            step(r, false, true, d, e, a, false);
+            step(r, false, true, d, e, a);
             load(r, d);
             e += pc.N * K;
             a += pc.N * (K - 1u);
@@ -100,7 +99,7 @@ void walk(Thr r, uint t0, uint t1) {
         uint left = t1 - t;
         [[unroll]] for (uint d = 0u; d < D; d++) {
             if (d < left) {
-                step(r, false, true, d, e, a, false);
+                step(r, false, true, d, e, a);
                 if (d + D < left) {
                     load(r, d);
                 }
@@ -108,29 +107,6 @@ void walk(Thr r, uint t0, uint t1) {
                 a += pc.N * (K - 1u);
             }
         }
-    }
-}
-
-// walk_exact applies the steps [t0, t1) to the state in order as walk
-// does, one step at a time, with sincos_exact.
-void walk_exact(Thr r, uint t0, uint t1) {
-    eL = elem_index(r, t0);
-    aL = angle_index(r, t0);
-    [[dont_unroll]] for (uint t = t0; t < t1; t++) {
-        uint e = eL, a = aL;
-        load(r, 0u);
-        step(r, false, true, 0u, e, a, true);
-    }
-}
-
-// init_state sets the state to h0 (or zeros), this invocation's pair.
-void init_state(Thr r) {
-    y0 = 0.0;
-    y1 = 0.0;
-    if (HAS_INIT) {
-        uint i = pc.off[3] + init_index(r) + 2u * r.q;
-        y0 = LD(h0_, i);
-        y1 = LD(h0_, i + 1u);
     }
 }
 
@@ -166,14 +142,14 @@ void walk_agg(Thr r, uint t0, uint t1) {
         if (t + 1u < t1) {
             load(r, 1u);
         }
-        step(r, true, t < t1, 0u, e, a, false);
+        step(r, true, t < t1, 0u, e, a);
         e += pc.N * K;
         a += pc.N * (K - 1u);
         if (i + 1u < len) {
             if (t + 2u < t1) {
                 load(r, 0u);
             }
-            step(r, true, t + 1u < t1, 1u, e, a, false);
+            step(r, true, t + 1u < t1, 1u, e, a);
             e += pc.N * K;
             a += pc.N * (K - 1u);
         }
@@ -183,7 +159,6 @@ void walk_agg(Thr r, uint t0, uint t1) {
 
 void main() {
     Thr r = thread_of_invocation();
-    huge = false;
 #ifdef CHUNKED_KERNEL
     aggregate_init(r);
     walk_agg(r, r.t0, r.live ? r.t1 : r.t0);
@@ -211,30 +186,30 @@ void main() {
             }
         }
     }
-    lane_finite(r, fin && finite(y0) && finite(y1) && !met_huge());
+    lane_finite(r, fin && finite(y0) && finite(y1));
     barrier();
     if (!r.live) {
         return;
     }
     if (sh_ok[r.local] == 0u) {
         // The sequential walk by the chunk-0 invocations, from h0.
-        if (r.j == 0u) {
-            walk_exact(r, 0u, pc.T);
+        if (r.j != 0u) {
+            return;
         }
-        return;
+        r.t0 = 0u;
+        r.t1 = pc.T;
     }
-    walk(r, r.t0, r.t1);
 #else
     if (!r.live) {
         return;
     }
-    init_state(r);
-    walk(r, r.t0, r.t1);
-#if !defined(DT_F16)
-    if (subgroupAny(met_huge())) {
-        init_state(r);
-        walk_exact(r, r.t0, r.t1);
+    y0 = 0.0;
+    y1 = 0.0;
+    if (HAS_INIT) {
+        uint i = pc.off[3] + init_index(r) + 2u * r.q;
+        y0 = LD(h0_, i);
+        y1 = LD(h0_, i + 1u);
     }
 #endif
-#endif
+    walk(r, r.t0, r.t1);
 }

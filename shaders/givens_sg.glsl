@@ -49,7 +49,6 @@
 
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#extension GL_KHR_shader_subgroup_vote : require
 #extension GL_EXT_control_flow_attributes : require
 
 // The host builds each subgroup Givens kernel twice: with CHUNKED_KERNEL
@@ -246,59 +245,13 @@ void scan_chunks(Thr r, bool reverse) {
 // takes one sequential walk by its chunk-0 invocations instead. (A
 // non-finite aggregate or h0 makes the carries after it non-finite, and
 // a composition that overflows makes its carry non-finite, so this also
-// catches every carry that the scan's order of operations made inf.) A
-// lane whose pass 1 met a huge angle takes the same sequential walk, with
-// sincos_exact.
+// catches every carry that the scan's order of operations made inf.)
 void lane_finite(Thr r, bool fin) {
     if (!fin) {
         atomicAnd(sh_ok[r.local], 0u);
     }
 }
 #endif
-
-// Huge angles (see sincos.glsl). The walks take each angle's sine and
-// cosine by sincos_reduced and note in huge whether an angle reached
-// HUGE_ANGLE (f32 and bf16; every finite f16 angle is within it); where
-// one did, the invocations of the subgroup walk again with sincos_exact
-// (walk_exact: one step at a time, no ring, rewriting every store). In the
-// chunked kernels pass 1 notes it, and such a lane takes the sequential
-// walk with sincos_exact instead of its chunks (see lane_finite), so pass
-// 2 notes nothing. A walk of ordinary angles pays a compare an angle.
-bool huge;
-
-// Whether step notes its angles in huge: in the unchunked walks, and in
-// pass 1 of the chunked kernels (agg).
-#ifdef CHUNKED_KERNEL
-#define NOTE_HUGE(agg) (agg)
-#else
-#define NOTE_HUGE(agg) true
-#endif
-
-// sincos_step is an angle's sine and cosine, by sincos_exact where exact,
-// else by sincos_reduced, noting in huge whether |a| >= HUGE_ANGLE where
-// note (both constants at each call).
-vec2 sincos_step(float a, bool exact, bool note) {
-    if (exact) {
-        return sincos_exact(a);
-    }
-#if !defined(DT_F16)
-    if (note) {
-        huge = huge || abs(a) >= HUGE_ANGLE;
-    }
-#endif
-    return sincos_reduced(a);
-}
-
-// met_huge says whether this invocation's walks so far met an angle that
-// needs sincos_exact (an infinite one also counts; it gives NaN either
-// way).
-bool met_huge() {
-#if defined(DT_F16)
-    return false;
-#else
-    return huge;
-#endif
-}
 
 // The second-layer angle this invocation loads: its own, F + q, for
 // q < F - 1; the last invocation of a lane has none and loads that of

@@ -4,28 +4,31 @@
 // turn that loses about |a| 2^-24 of the angle. So the angle is first
 // reduced by its nearest multiple of 2 pi.
 //
-// sincos_reduced, the kernels' fast path: Cody and Waite's reduction
-// without fused multiply-adds (Vulkan does not promise that fma() fuses,
-// and Mesa's lavapipe does not): 2 pi = C1 + C2 + C3 with C1 and C2 of at
-// most 8 significant bits, so that q C1 and q C2 are exact for |q| < 2^16,
-// and a - q C1 is exact (its operands are within a factor of two). r is
-// then a - 2 pi q to within about 2^-23, below the unit's own error of
-// 2^-21.4, for |a| below HUGE_ANGLE (an f16 angle is at most 65504).
-// `precise` keeps the order of the operations. Inf and NaN give NaN, as
-// sin and cos do.
+// Up to HUGE_ANGLE, Cody and Waite's reduction without fused
+// multiply-adds (Vulkan does not promise that fma() fuses, and Mesa's
+// lavapipe does not): 2 pi = C1 + C2 + C3 with C1 and C2 of at most 8
+// significant bits, so that q C1 and q C2 are exact for |q| < 2^16, and
+// a - q C1 is exact (its operands are within a factor of two). r is then
+// a - 2 pi q to within about 2^-23, below the unit's own error of
+// 2^-21.4 (an f16 angle is at most 65504). `precise` keeps the order of
+// the operations. Inf and NaN give NaN, as sin and cos do.
 //
-// sincos_exact, for any angle: the same below HUGE_ANGLE, and from there
-// on Payne and Hanek's reduction (reduce_huge): |a| = m 2^e with m an
-// integer of 24 bits, and the fraction of a / (2 pi) is that of m times
-// the 96 bits of 1/(2 pi) that start at bit e + 1 (the bits before give
-// whole turns), an exact product of integers of which the 64 bits below
-// the point are kept. It is a branch, which at every step of an unrolled
-// walk costs the f32 and bf16 kernels up to 2.1x on an H200; so the
-// subgroup kernels walk with sincos_reduced, note the largest angle they
-// met, and walk again with sincos_exact where one reached HUGE_ANGLE.
+// From HUGE_ANGLE on, Payne and Hanek's reduction (reduce_huge): |a| =
+// m 2^e with m an integer of 24 bits, and the fraction of a / (2 pi) is
+// that of m times the 96 bits of 1/(2 pi) that start at bit e + 1 (the
+// bits before give whole turns), an exact product of integers of which
+// the 64 bits below the point are kept. As a branch at every step it
+// costs the f32 and bf16 kernels up to 2.1x on an H200 where no angle
+// takes it, so it is a specialization: the host sets HUGE_ANGLES for a
+// theta that may hold a finite angle of HUGE_ANGLE or more (vk/ops.go),
+// and every other pipeline has no such branch.
 
-// HUGE_ANGLE is where sincos_exact turns to reduce_huge: 2^18, within the
-// 2^16 turns (about 411774) up to which the fast path is exact.
+// HUGE_ANGLES (constant 12): nonzero where the kernel must reduce angles
+// of HUGE_ANGLE or more exactly.
+layout(constant_id = 12) const uint HUGE_ANGLES = 0;
+
+// HUGE_ANGLE is where the exact reduction starts: 2^18, within the 2^16
+// turns (about 411774) up to which Cody and Waite's is exact.
 const float HUGE_ANGLE = 262144.0;
 
 // INV2PI is 1/(2 pi) as a binary fraction, a zero word (bits -31 to 0)
@@ -71,19 +74,12 @@ float cody_waite(float a) {
     return r;
 }
 
-// sincos_reduced is (sin a, cos a) for |a| < HUGE_ANGLE, and NaN for Inf
-// and NaN.
+// sincos_reduced is (sin a, cos a): exact for any angle where
+// HUGE_ANGLES, else for |a| < HUGE_ANGLE; NaN for Inf and NaN.
 vec2 sincos_reduced(float a) {
     float r = cody_waite(a);
-    return vec2(sin(r), cos(r));
-}
-
-// sincos_exact is (sin a, cos a) for any a, the same as sincos_reduced
-// below HUGE_ANGLE.
-vec2 sincos_exact(float a) {
-    float r = cody_waite(a);
 #if !defined(DT_F16)
-    if (abs(a) >= HUGE_ANGLE && !isinf(a)) {
+    if (HUGE_ANGLES != 0u && abs(a) >= HUGE_ANGLE && !isinf(a)) {
         r = reduce_huge(a);
     }
 #endif

@@ -161,7 +161,9 @@ func recoverTo(op scans.Op, err *error) {
 }
 
 // Upload implements scans.Backend: it copies a host tensor to device
-// memory.
+// memory, and notes whether it holds a finite value of 2^18 or more in
+// magnitude (givens_scan then reduces its angles exactly: see the package
+// doc).
 func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 	defer recoverTo("upload", &err)
 	if h == nil {
@@ -175,10 +177,12 @@ func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 	if err != nil {
 		return nil, deviceErr("upload", fmt.Errorf("vk: Upload %v: %w", h, err))
 	}
-	if err := d.write(vt.buf, hostBytes(h)); err != nil {
+	raw := hostBytes(h)
+	if err := d.write(vt.buf, raw); err != nil {
 		b.free(vt)
 		return nil, deviceErr("upload", fmt.Errorf("vk: Upload %v: %w", h, err))
 	}
+	vt.hugeAngles = hasHugeAngle(h.DType(), raw)
 	return vt, nil
 }
 
@@ -233,7 +237,7 @@ func (b *Backend) Release(t scans.Tensor) (err error) {
 }
 
 func (b *Backend) newTensor(d *device, dt scans.DType, shape []int) (*Tensor, error) {
-	t := &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b}
+	t := &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b, hugeAngles: true}
 	buf, err := d.alloc(t.Bytes())
 	if err != nil {
 		return nil, err

@@ -200,17 +200,19 @@
 // turn, would otherwise miss the tolerance gates (bench.TestGivensAngles).
 // Every finite angle is reduced exactly. Below 2^18 (some 42000 turns;
 // every f16 angle) a three-part Cody and Waite reduction does it with
-// exact products and no fused multiply-add assumed. Beyond, Payne and
+// exact products and no fused multiply-add assumed; beyond, Payne and
 // Hanek's reduction with the 96 bits of 1/(2 pi) that the angle's
-// exponent selects; as a branch at every step it made the f32 and bf16
-// kernels up to 2.1x slower on an H200, so the subgroup kernels walk with
-// the first, note the largest angle they met, and where one reached 2^18
-// walk again (the whole subgroup's lanes, or the lane's sequential walk
-// when T was cut into chunks) with the second. Angles of a benchmark or
-// of a model that stays below 2^18 never take the second walk; the
-// kernels without subgroup operations take the branch at each angle.
+// exponent selects. The second is a branch at each angle that made the
+// f32 and bf16 kernels up to 2.1x slower on an H200 even where no angle
+// took it, and a second walk of the lanes that met such an angle (noted
+// in the walk, voted on by the subgroup) cost them 7% to 40% in some rows;
+// so the host chooses: Upload notes whether a tensor holds a finite value
+// of 2^18 or more (one pass over the data on the CPU), and only a theta
+// that does, or that an operation wrote (its values are unknown to the
+// host), runs on pipelines specialized with the exact reduction. Angles
+// as a model or a benchmark makes them run without it.
 //
-// givens_scan, on a device whose compute shaders have subgroup shuffles and votes
+// givens_scan, on a device whose compute shaders have subgroup shuffles
 // (Vulkan 1.1, VkPhysicalDeviceSubgroupProperties) in subgroups of at least
 // k/2 invocations: k/2 invocations of one subgroup per block, each holding
 // a pair of channels (2q, 2q+1), so the first layer of rotations is local

@@ -484,16 +484,12 @@ func (d *device) sharedMemoryLimit() int { return d.sharedLimit }
 // Subgroup features (VkSubgroupFeatureFlagBits) and the compute stage.
 const (
 	subgroupBasic   = 0x1
-	subgroupVote    = 0x2
 	subgroupShuffle = 0x10
 	stageCompute    = 0x20
-
-	// subgroupOps are the operations the subgroup kernels use.
-	subgroupOps = subgroupBasic | subgroupVote | subgroupShuffle
 )
 
 // subgroupSize is the smallest subgroup size the device runs compute
-// shaders with when they have the basic, vote and shuffle subgroup operations
+// shaders with when they have the basic and shuffle subgroup operations
 // (Vulkan 1.1 on both the instance and the device), else 0: the kernels
 // that exchange values through shuffles run only where it is at least the
 // invocations that exchange. (Some compilers choose a size below the
@@ -503,7 +499,7 @@ func (d *device) subgroupSize(deviceAPI uint32) int {
 		return 0
 	}
 	size, minSize, stages, ops, ok := shimSubgroup(d.instance, d.phys)
-	if !ok || stages&stageCompute == 0 || ops&subgroupOps != subgroupOps {
+	if !ok || stages&stageCompute == 0 || ops&(subgroupBasic|subgroupShuffle) != subgroupBasic|subgroupShuffle {
 		return 0
 	}
 	if minSize == 0 || minSize&(minSize-1) != 0 || size&(size-1) != 0 {

@@ -3,8 +3,12 @@
 package vk
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/mingru/scans"
 
 	"github.com/mingru/scans/bench"
 )
@@ -19,9 +23,12 @@ func TestSpecialValues(t *testing.T) {
 // with a few of any magnitude up to 1e38 among angles within pi, agrees
 // with eager (bench.TestGivensAngles), through the subgroup kernels
 // (their second pass for huge angles, chunked and unchunked) and the
-// kernels without subgroup operations.
+// kernels without subgroup operations. The kernels reduce huge angles
+// exactly where Upload found one in theta (the test's sets) or theta is
+// an operation's output.
 func TestGivensAngles(t *testing.T) {
 	b := testBackend(t)
+	t.Run("tensors", func(t *testing.T) { testHugeAngleTensors(t, b) })
 	t.Run("subgroup", func(t *testing.T) { bench.TestGivensAngles(t, b, true) })
 	b.cfg.noSubgroup = true
 	defer func() { b.cfg.noSubgroup = false }()
@@ -69,4 +76,52 @@ func TestHalfValues(t *testing.T) {
 // eager (bench.TestLogRange).
 func TestLogRange(t *testing.T) {
 	bench.TestLogRange(t, testBackend(t))
+}
+
+// testHugeAngleTensors: Upload marks a tensor with a finite value of 2^18
+// or more (and only such a tensor) for the Givens kernels' exact
+// reduction; an operation's output is always marked.
+func testHugeAngleTensors(t *testing.T, b *Backend) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	d := scans.Dims{B: 2, T: 9, N: 3, K: 4, V: 1}
+	theta, err := scans.NewHost(scans.F32, d.B, d.T, d.N, d.K-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < theta.Len(); i++ {
+		theta.Set(i, float32((2*rng.Float64()-1)*math.Pi))
+	}
+	upload := func(h *scans.Host) *Tensor {
+		t.Helper()
+		u, err := b.Upload(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Release(u) })
+		return u.(*Tensor)
+	}
+	if u := upload(theta); u.hugeAngles {
+		t.Error("angles within pi: marked huge")
+	}
+	theta.Set(rng.IntN(theta.Len()), -3e5)
+	th := upload(theta)
+	if !th.hugeAngles {
+		t.Error("an angle of -3e5: not marked huge")
+	}
+	sigma, err := scans.NewHost(scans.F32, d.B, d.T, d.N, d.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < sigma.Len(); i++ {
+		sigma.Set(i, float32(0.5+0.5*rng.Float64()))
+	}
+	s := upload(sigma)
+	h, err := b.GivensScan(th, s, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release(h)
+	if !h.(*Tensor).hugeAngles {
+		t.Error("an operation's output: not marked huge")
+	}
 }
