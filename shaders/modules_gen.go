@@ -100,5 +100,5 @@ var sourceDigests = map[string]string{
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
 	"parallel_scan_log_bwd.comp":       "4e0fde0c6820c84319ea5923ffc8b31b54e302ad59d81d1fa49e2d5474de0eb2",
 	"parallel_scan_log_fwd.comp":       "35596f4382c9f3b1aefddb25828c36364bf7be0f61aacfe0e7073e7d76ed5314",
-	"sincos.glsl":                      "b9c40e706a16cf4e687a8a66cbb93dfebf3c8f90169cc3e04a21acd0d7ac895e",
+	"sincos.glsl":                      "8cdcec54695094a4e2a7ea39060f70f8e76e60cabdf8719d51a876cbf21e7c6c",
 }

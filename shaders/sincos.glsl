@@ -17,15 +17,20 @@
 // m 2^e with m an integer of 24 bits, and the fraction of a / (2 pi) is
 // that of m times the 96 bits of 1/(2 pi) that start at bit e + 1 (the
 // bits before give whole turns), an exact product of integers of which
-// the 64 bits below the point are kept. As a branch at every step it
-// costs the f32 and bf16 kernels up to 2.1x on an H200 where no angle
-// takes it, so it is a specialization: the host sets HUGE_ANGLES for a
-// theta that may hold a finite angle of HUGE_ANGLE or more (vk/ops.go),
-// and every other pipeline has no such branch.
-
-// HUGE_ANGLES (constant 12): nonzero where the kernel must reduce angles
-// of HUGE_ANGLE or more exactly.
-layout(constant_id = 12) const uint HUGE_ANGLES = 0;
+// the 64 bits below the point are kept.
+//
+// Which of these a pipeline has is the host's choice, by what Upload
+// found in theta (vk/tensor.go): ANGLES. Payne and Hanek's reduction is
+// a branch at each angle that costs the f32 and bf16 kernels up to 2.1x
+// on an H200 where no angle takes it, so only a theta with a finite
+// angle of HUGE_ANGLE or more (or one an operation wrote, whose values
+// the host does not know) gets it; and a theta whose every angle lies
+// within pi rounded to f32, for which q is 0 and the reduction gives the
+// angle itself, gets none.
+const uint ANGLES_REDUCE = 0u;  // Cody and Waite's: every |a| < HUGE_ANGLE
+const uint ANGLES_TURN = 1u;    // none: every |a| <= pi rounded to f32
+const uint ANGLES_ANY = 2u;     // both, as |a| needs: any angle
+layout(constant_id = 12) const uint ANGLES = ANGLES_REDUCE;
 
 // HUGE_ANGLE is where the exact reduction starts: 2^18, within the 2^16
 // turns (about 411774) up to which Cody and Waite's is exact.
@@ -74,12 +79,15 @@ float cody_waite(float a) {
     return r;
 }
 
-// sincos_reduced is (sin a, cos a): exact for any angle where
-// HUGE_ANGLES, else for |a| < HUGE_ANGLE; NaN for Inf and NaN.
+// sincos_reduced is (sin a, cos a) for the angles ANGLES admits, and NaN
+// for Inf and NaN.
 vec2 sincos_reduced(float a) {
+    if (ANGLES == ANGLES_TURN) {
+        return vec2(sin(a), cos(a));
+    }
     float r = cody_waite(a);
 #if !defined(DT_F16)
-    if (HUGE_ANGLES != 0u && abs(a) >= HUGE_ANGLE && !isinf(a)) {
+    if (ANGLES == ANGLES_ANY && abs(a) >= HUGE_ANGLE && !isinf(a)) {
         r = reduce_huge(a);
     }
 #endif

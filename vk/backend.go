@@ -161,9 +161,8 @@ func recoverTo(op scans.Op, err *error) {
 }
 
 // Upload implements scans.Backend: it copies a host tensor to device
-// memory, and notes whether it holds a finite value of 2^18 or more in
-// magnitude (givens_scan then reduces its angles exactly: see the package
-// doc).
+// memory, and notes the range of its values (as givens_scan's theta: see
+// the package doc).
 func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 	defer recoverTo("upload", &err)
 	if h == nil {
@@ -182,7 +181,7 @@ func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 		b.free(vt)
 		return nil, deviceErr("upload", fmt.Errorf("vk: Upload %v: %w", h, err))
 	}
-	vt.hugeAngles = hasHugeAngle(h.DType(), raw)
+	vt.angles = angleRangeOf(h.DType(), raw)
 	return vt, nil
 }
 
@@ -237,7 +236,7 @@ func (b *Backend) Release(t scans.Tensor) (err error) {
 }
 
 func (b *Backend) newTensor(d *device, dt scans.DType, shape []int) (*Tensor, error) {
-	t := &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b, hugeAngles: true}
+	t := &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b, angles: anglesAny}
 	buf, err := d.alloc(t.Bytes())
 	if err != nil {
 		return nil, err

@@ -604,7 +604,7 @@ func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, 
 		return nil, c.allocErr(err)
 	}
 	k := c.block(scans.Forward, 0)
-	k.spec[specHugeAngles] = hugeAngles(v[0])
+	k.spec[specAngles] = uint32(v[0].angles)
 	st, ss, s0 := d.T*d.N*(d.K-1), d.T*d.N*d.K, d.N*d.K
 	k.binds[0], k.binds[1], k.binds[2], k.binds[3], k.binds[4] = c.in(v[0], st), c.in(v[1], ss), c.in(v[2], ss), c.in(v[3], s0), c.out(out, ss)
 	if v[3] != nil {
@@ -614,16 +614,6 @@ func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, 
 		return nil, err
 	}
 	return out, nil
-}
-
-// hugeAngles is the Givens kernels' HUGE_ANGLES specialization for theta:
-// 1 where it may hold an angle that only the exact reduction takes (the
-// package doc says why this is chosen by the host).
-func hugeAngles(theta *Tensor) uint32 {
-	if theta.hugeAngles && theta.dtype != scans.F16 {
-		return 1
-	}
-	return 0
 }
 
 // GivensScanBackward implements scans.Backend. It reads only theta, sigma,
@@ -651,7 +641,7 @@ func (b *Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (d
 		}
 	}
 	k := c.block(scans.Backward, 0)
-	k.spec[specHugeAngles] = hugeAngles(v[0])
+	k.spec[specAngles] = uint32(v[0].angles)
 	st, ss, s0 := d.T*d.N*(d.K-1), d.T*d.N*d.K, d.N*d.K
 	k.binds[0], k.binds[1], k.binds[2], k.binds[3], k.binds[4] = c.in(v[0], st), c.in(v[1], ss), c.in(v[3], s0), c.in(v[4], ss), c.in(v[5], ss)
 	k.binds[5], k.binds[6], k.binds[7], k.binds[8] = c.out(outs[0], st), c.out(outs[1], ss), c.out(outs[2], ss), c.out(outs[3], s0)

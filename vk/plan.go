@@ -8,19 +8,19 @@ import (
 
 // The specialization constants of every module, by constant ID.
 const (
-	specWG         = iota // workgroup size (local_size_x_id)
-	specK                 // block rows k
-	specV                 // block columns v
-	specChunks            // elementwise kernels: chunks of T per channel
-	specTile              // elementwise kernels: channels per workgroup
-	specPhase             // block backward: 0 scan, 1 outer products
-	specWriteG32          // block backward: also write G in f32
-	specAligned           // tiled 16-bit kernels: every word access is whole
-	specRing              // row layout: steps of loads in flight
-	specDepth             // subgroup Givens kernels: steps of loads in flight
-	specHWF16             // f16 kernels: the exact hardware conversions (hwWiden, hwNarrow)
-	specPairs             // subgroup Givens backward: lanes sharing angle words pair in a subgroup
-	specHugeAngles        // Givens kernels: reduce angles of 2^18 or more exactly (shaders/sincos.glsl)
+	specWG       = iota // workgroup size (local_size_x_id)
+	specK               // block rows k
+	specV               // block columns v
+	specChunks          // elementwise kernels: chunks of T per channel
+	specTile            // elementwise kernels: channels per workgroup
+	specPhase           // block backward: 0 scan, 1 outer products
+	specWriteG32        // block backward: also write G in f32
+	specAligned         // tiled 16-bit kernels: every word access is whole
+	specRing            // row layout: steps of loads in flight
+	specDepth           // subgroup Givens kernels: steps of loads in flight
+	specHWF16           // f16 kernels: the exact hardware conversions (hwWiden, hwNarrow)
+	specPairs           // subgroup Givens backward: lanes sharing angle words pair in a subgroup
+	specAngles          // Givens kernels: the reduction their angles need (angleRange)
 	numSpec
 )
 

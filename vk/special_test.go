@@ -23,12 +23,13 @@ func TestSpecialValues(t *testing.T) {
 // with a few of any magnitude up to 1e38 among angles within pi, agrees
 // with eager (bench.TestGivensAngles), through the subgroup kernels
 // (their second pass for huge angles, chunked and unchunked) and the
-// kernels without subgroup operations. The kernels reduce huge angles
-// exactly where Upload found one in theta (the test's sets) or theta is
-// an operation's output.
+// kernels without subgroup operations, on the pipelines that Upload's
+// note of the angles' range chooses (Cody and Waite's reduction, or with
+// Payne and Hanek's for the sets with huge angles; the conformance
+// matrix's angles, within pi, run without a reduction).
 func TestGivensAngles(t *testing.T) {
 	b := testBackend(t)
-	t.Run("tensors", func(t *testing.T) { testHugeAngleTensors(t, b) })
+	t.Run("tensors", func(t *testing.T) { testAngleRanges(t, b) })
 	t.Run("subgroup", func(t *testing.T) { bench.TestGivensAngles(t, b, true) })
 	b.cfg.noSubgroup = true
 	defer func() { b.cfg.noSubgroup = false }()
@@ -78,10 +79,10 @@ func TestLogRange(t *testing.T) {
 	bench.TestLogRange(t, testBackend(t))
 }
 
-// testHugeAngleTensors: Upload marks a tensor with a finite value of 2^18
-// or more (and only such a tensor) for the Givens kernels' exact
-// reduction; an operation's output is always marked.
-func testHugeAngleTensors(t *testing.T, b *Backend) {
+// testAngleRanges: Upload notes the range of a theta's angles (within
+// pi, needing Cody and Waite's reduction, needing Payne and Hanek's), and
+// an operation's output is taken to need the exact one.
+func testAngleRanges(t *testing.T, b *Backend) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	d := scans.Dims{B: 2, T: 9, N: 3, K: 4, V: 1}
 	theta, err := scans.NewHost(scans.F32, d.B, d.T, d.N, d.K-1)
@@ -100,13 +101,17 @@ func testHugeAngleTensors(t *testing.T, b *Backend) {
 		t.Cleanup(func() { b.Release(u) })
 		return u.(*Tensor)
 	}
-	if u := upload(theta); u.hugeAngles {
-		t.Error("angles within pi: marked huge")
+	if u := upload(theta); u.angles != anglesTurn {
+		t.Errorf("angles within pi: range %d, want %d", u.angles, anglesTurn)
+	}
+	theta.Set(rng.IntN(theta.Len()), 100)
+	if u := upload(theta); u.angles != anglesReduce {
+		t.Errorf("an angle of 100: range %d, want %d", u.angles, anglesReduce)
 	}
 	theta.Set(rng.IntN(theta.Len()), -3e5)
 	th := upload(theta)
-	if !th.hugeAngles {
-		t.Error("an angle of -3e5: not marked huge")
+	if th.angles != anglesAny {
+		t.Errorf("an angle of -3e5: range %d, want %d", th.angles, anglesAny)
 	}
 	sigma, err := scans.NewHost(scans.F32, d.B, d.T, d.N, d.K)
 	if err != nil {
@@ -121,7 +126,7 @@ func testHugeAngleTensors(t *testing.T, b *Backend) {
 		t.Fatal(err)
 	}
 	defer b.Release(h)
-	if !h.(*Tensor).hugeAngles {
-		t.Error("an operation's output: not marked huge")
+	if r := h.(*Tensor).angles; r != anglesAny {
+		t.Errorf("an operation's output: range %d, want %d", r, anglesAny)
 	}
 }

@@ -9,61 +9,78 @@ import (
 	"github.com/mingru/scans"
 )
 
-// TestHasHugeAngle: Upload's test for angles that need the Givens kernels'
-// exact reduction finds a single finite value of magnitude 2^18 or more
-// among random ordinary angles, in f32 and bf16, at any position, and
-// nothing in data without one (below 2^18, infinities, NaN, every f16).
-func TestHasHugeAngle(t *testing.T) {
+// TestAngleRange: Upload's classification of a theta for the Givens
+// kernels' reduction (angleRangeOf), on random angles within pi with one
+// value of each kind planted at a random place: still within pi rounded
+// to the element type (no reduction), beyond it but below 2^18 or not
+// finite (Cody and Waite's), a finite 2^18 or more (Payne and Hanek's).
+// Values are rounded to the element type as Upload receives them.
+func TestAngleRange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	const n = 257
-	f32 := func(vals []float32) []byte {
-		b := make([]byte, 4*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-		}
-		return b
-	}
-	bf16 := func(vals []float32) []byte {
-		b := make([]byte, 2*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(v)>>16)) // exact for the values used
-		}
-		return b
-	}
-	below := math.Float32frombits(math.Float32bits(1<<18) - 1) // 262143.98
+	pi32 := float32(math.Pi)
+	above := math.Float32frombits(math.Float32bits(pi32) + 1)
+	below18 := math.Float32frombits(math.Float32bits(1<<18) - 1) // 262143.98
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	// want per element type: f32, bf16, f16.
 	for _, c := range []struct {
-		odd  float32
-		want bool
+		v    float32
+		want [3]angleRange
 	}{
-		{1 << 18, true}, {-(1 << 18), true}, {3e38, true}, {-1e30, true}, {float32(math.MaxFloat32), true},
-		{below, false}, {-below, false}, {float32(math.Inf(1)), false}, {float32(math.Inf(-1)), false},
-		{float32(math.NaN()), false}, {0, false},
+		{pi32, [3]angleRange{anglesTurn, anglesTurn, anglesTurn}},
+		{-pi32, [3]angleRange{anglesTurn, anglesTurn, anglesTurn}},
+		{3.140625, [3]angleRange{anglesTurn, anglesTurn, anglesTurn}},
+		{above, [3]angleRange{anglesReduce, anglesTurn, anglesTurn}}, // rounds to pi's neighbours below in 16 bits
+		{3.15625, [3]angleRange{anglesReduce, anglesReduce, anglesReduce}},
+		{-100, [3]angleRange{anglesReduce, anglesReduce, anglesReduce}},
+		{below18, [3]angleRange{anglesReduce, anglesAny, anglesReduce}}, // bf16 rounds it to 2^18; f16 to Inf
+		{1 << 18, [3]angleRange{anglesAny, anglesAny, anglesReduce}},
+		{-3e38, [3]angleRange{anglesAny, anglesAny, anglesReduce}},
+		{inf, [3]angleRange{anglesReduce, anglesReduce, anglesReduce}},
+		{-inf, [3]angleRange{anglesReduce, anglesReduce, anglesReduce}},
+		{nan, [3]angleRange{anglesReduce, anglesReduce, anglesReduce}},
 	} {
-		vals := make([]float32, n)
-		for i := range vals {
-			vals[i] = float32((2*rng.Float64() - 1) * math.Pi)
-		}
-		pos := rng.IntN(n)
-		vals[pos] = c.odd
-		if got := hasHugeAngle(scans.F32, f32(vals)); got != c.want {
-			t.Errorf("f32 %g at %d of %d: %v, want %v", c.odd, pos, n, got, c.want)
-		}
-		bv := math.Float32frombits(math.Float32bits(c.odd) &^ 0xffff) // c.odd truncated to bf16
-		bwant := c.want
-		if c.odd == below || c.odd == -below {
-			bwant = false // truncates to 261120
-		}
-		vals[pos] = bv
-		if got := hasHugeAngle(scans.BF16, bf16(vals)); got != bwant {
-			t.Errorf("bf16 %g at %d of %d: %v, want %v", bv, pos, n, got, bwant)
+		for di, dt := range []scans.DType{scans.F32, scans.BF16, scans.F16} {
+			h, err := scans.NewHost(dt, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < n; i++ {
+				h.Set(i, float32((2*rng.Float64()-1)*math.Pi))
+			}
+			if got := angleRangeOf(dt, hostBytes(h)); got != anglesTurn {
+				t.Errorf("%v: angles within pi: range %d, want %d", dt, got, anglesTurn)
+			}
+			pos := rng.IntN(n)
+			h.Set(pos, c.v)
+			if got := angleRangeOf(dt, hostBytes(h)); got != c.want[di] {
+				t.Errorf("%v: %g (stored %g) at %d of %d: range %d, want %d", dt, c.v, h.At(pos), pos, n, got, c.want[di])
+			}
 		}
 	}
-	// Every f16 bit pattern (at most 65504, or Inf or NaN).
+	// Every f16 bit pattern: none needs Payne and Hanek's reduction.
 	all := make([]byte, 2<<16)
 	for i := 0; i < 1<<16; i++ {
 		binary.LittleEndian.PutUint16(all[2*i:], uint16(i))
 	}
-	if hasHugeAngle(scans.F16, all) {
-		t.Error("f16: found a huge angle")
+	if got := angleRangeOf(scans.F16, all); got != anglesReduce {
+		t.Errorf("every f16 value: range %d, want %d", got, anglesReduce)
+	}
+}
+
+// TestAngleTurn: for every f32 angle up to pi rounded to f32, the
+// reduction's multiple of 2 pi, roundEven(a * 0.159154943) in f32 as the
+// kernels compute it, is 0 (so anglesTurn's kernels, which skip it, give
+// the same angle), and for the next f32 above it is not.
+func TestAngleTurn(t *testing.T) {
+	c := float32(0.159154943)
+	q := func(bits uint32) float64 { return math.RoundToEven(float64(math.Float32frombits(bits) * c)) }
+	for b := uint32(0x40000000); b <= turnF32; b++ { // [2, pi]; below 2 the product is below 1/3
+		if q(b) != 0 {
+			t.Fatalf("angle %g: multiple %g, want 0", math.Float32frombits(b), q(b))
+		}
+	}
+	if q(turnF32+1) == 0 {
+		t.Errorf("angle %g: multiple 0, want 1", math.Float32frombits(turnF32+1))
 	}
 }
