@@ -74,8 +74,8 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 	}
 }
 
-// angleSets are TestGivensAngles' distributions of angles; noF16 marks a set whose angles an f16 cannot hold (they
-// would round to infinity).
+// angleSets are TestGivensAngles' distributions of angles; noF16 marks a
+// set whose angles an f16 cannot hold (they would round to infinity).
 var angleSets = []struct {
 	name  string
 	angle func(*rand.Rand) float64

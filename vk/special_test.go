@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
-
 	"github.com/mingru/scans/bench"
 )
 
@@ -22,11 +21,11 @@ func TestSpecialValues(t *testing.T) {
 // TestGivensAngles: givens_scan with angles up to 3000 in magnitude, and
 // with a few of any magnitude up to 1e38 among angles within pi, agrees
 // with eager (bench.TestGivensAngles), through the subgroup kernels
-// (their second pass for huge angles, chunked and unchunked) and the
-// kernels without subgroup operations, on the pipelines that Upload's
-// note of the angles' range chooses (Cody and Waite's reduction, or with
-// Payne and Hanek's for the sets with huge angles; the conformance
-// matrix's angles, within pi, run without a reduction).
+// (chunked and unchunked) and the kernels without subgroup operations,
+// on the pipelines that Upload's note of the angles' range chooses (Cody
+// and Waite's reduction, or with Payne and Hanek's for the sets with huge
+// angles; the conformance matrix's angles, within pi, run without a
+// reduction).
 func TestGivensAngles(t *testing.T) {
 	b := testBackend(t)
 	t.Run("tensors", func(t *testing.T) { testAngleRanges(t, b) })
