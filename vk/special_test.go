@@ -79,17 +79,22 @@ func TestLogRange(t *testing.T) {
 }
 
 // testAngleRanges: Upload notes the range of a theta's angles (within
-// pi, needing Cody and Waite's reduction, needing Payne and Hanek's), and
-// an operation's output is taken to need the exact one.
+// pi, needing Cody and Waite's reduction, needing Payne and Hanek's), an
+// operation's output is taken to need the exact one, and givens_scan runs
+// each on a pipeline specialized to its range.
 func testAngleRanges(t *testing.T, b *Backend) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	d := scans.Dims{B: 2, T: 9, N: 3, K: 4, V: 1}
-	theta, err := scans.NewHost(scans.F32, d.B, d.T, d.N, d.K-1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < theta.Len(); i++ {
-		theta.Set(i, float32((2*rng.Float64()-1)*math.Pi))
+	host := func(gen func() float64, shape ...int) *scans.Host {
+		t.Helper()
+		h, err := scans.NewHost(scans.F32, shape...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < h.Len(); i++ {
+			h.Set(i, float32(gen()))
+		}
+		return h
 	}
 	upload := func(h *scans.Host) *Tensor {
 		t.Helper()
@@ -100,32 +105,52 @@ func testAngleRanges(t *testing.T, b *Backend) {
 		t.Cleanup(func() { b.Release(u) })
 		return u.(*Tensor)
 	}
-	if u := upload(theta); u.angles != anglesTurn {
-		t.Errorf("angles within pi: range %d, want %d", u.angles, anglesTurn)
+	sigma := upload(host(func() float64 { return 0.5 + 0.5*rng.Float64() }, d.B, d.T, d.N, d.K))
+	theta := host(func() float64 { return (2*rng.Float64() - 1) * math.Pi }, d.B, d.T, d.N, d.K-1)
+	for _, c := range []struct {
+		what string
+		odd  float32
+		want angleRange
+	}{
+		{"angles within pi", 0, anglesTurn},
+		{"an angle of 100", 100, anglesReduce},
+		{"an angle of -3e5", -3e5, anglesAny},
+	} {
+		if c.odd != 0 {
+			theta.Set(rng.IntN(theta.Len()), c.odd)
+		}
+		th := upload(theta)
+		if th.angles != c.want {
+			t.Errorf("%s: range %d, want %d", c.what, th.angles, c.want)
+		}
+		h, err := b.GivensScan(th, sigma, sigma, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !givensPipelineBuilt(t, b, d.K, c.want) {
+			t.Errorf("%s: no Givens pipeline for k=%d specialized to range %d", c.what, d.K, c.want)
+		}
+		if r := h.(*Tensor).angles; r != anglesAny {
+			t.Errorf("an operation's output: range %d, want %d", r, anglesAny)
+		}
+		b.Release(h)
 	}
-	theta.Set(rng.IntN(theta.Len()), 100)
-	if u := upload(theta); u.angles != anglesReduce {
-		t.Errorf("an angle of 100: range %d, want %d", u.angles, anglesReduce)
-	}
-	theta.Set(rng.IntN(theta.Len()), -3e5)
-	th := upload(theta)
-	if th.angles != anglesAny {
-		t.Errorf("an angle of -3e5: range %d, want %d", th.angles, anglesAny)
-	}
-	sigma, err := scans.NewHost(scans.F32, d.B, d.T, d.N, d.K)
+}
+
+// givensPipelineBuilt says whether the device holds a Givens pipeline for
+// k specialized to the angle range r.
+func givensPipelineBuilt(t *testing.T, b *Backend, k int, r angleRange) bool {
+	t.Helper()
+	dev, err := b.device()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < sigma.Len(); i++ {
-		sigma.Set(i, float32(0.5+0.5*rng.Float64()))
+	dev.pipeMu.Lock()
+	defer dev.pipeMu.Unlock()
+	for key := range dev.pipes {
+		if strings.HasPrefix(key.module, "givens_scan") && key.spec[specK] == uint32(k) && key.spec[specAngles] == uint32(r) {
+			return true
+		}
 	}
-	s := upload(sigma)
-	h, err := b.GivensScan(th, s, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Release(h)
-	if r := h.(*Tensor).angles; r != anglesAny {
-		t.Errorf("an operation's output: range %d, want %d", r, anglesAny)
-	}
+	return false
 }
