@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/internal/angles"
 )
 
 // config holds what New reads from the environment, plus knobs that the
@@ -176,12 +177,11 @@ func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 	if err != nil {
 		return nil, deviceErr("upload", fmt.Errorf("vk: Upload %v: %w", h, err))
 	}
-	raw := hostBytes(h)
-	if err := d.write(vt.buf, raw); err != nil {
+	if err := d.write(vt.buf, hostBytes(h)); err != nil {
 		b.free(vt)
 		return nil, deviceErr("upload", fmt.Errorf("vk: Upload %v: %w", h, err))
 	}
-	vt.angles = angleRangeOf(h.DType(), raw)
+	vt.angles = angles.Of(h)
 	return vt, nil
 }
 
@@ -236,7 +236,7 @@ func (b *Backend) Release(t scans.Tensor) (err error) {
 }
 
 func (b *Backend) newTensor(d *device, dt scans.DType, shape []int) (*Tensor, error) {
-	t := &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b, angles: anglesAny}
+	t := &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b, angles: angles.Any}
 	buf, err := d.alloc(t.Bytes())
 	if err != nil {
 		return nil, err

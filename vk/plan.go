@@ -20,7 +20,7 @@ const (
 	specDepth           // subgroup Givens kernels: steps of loads in flight
 	specHWF16           // f16 kernels: the exact hardware conversions (hwWiden, hwNarrow)
 	specPairs           // subgroup Givens backward: lanes sharing angle words pair in a subgroup
-	specAngles          // Givens kernels: the reduction their angles need (angleRange)
+	specAngles          // Givens kernels: the reduction their angles need (angles.Range)
 	numSpec
 )
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/internal/angles"
 )
 
 // TestSpecialValues: NaN, +Inf and -Inf in any input propagate as in
@@ -110,11 +111,11 @@ func testAngleRanges(t *testing.T, b *Backend) {
 	for _, c := range []struct {
 		what string
 		odd  float32
-		want angleRange
+		want angles.Range
 	}{
-		{"angles within pi", 0, anglesTurn},
-		{"an angle of 100", 100, anglesReduce},
-		{"an angle of -3e5", -3e5, anglesAny},
+		{"angles within pi", 0, angles.Turn},
+		{"an angle of 100", 100, angles.Reduce},
+		{"an angle of -3e5", -3e5, angles.Any},
 	} {
 		if c.odd != 0 {
 			theta.Set(rng.IntN(theta.Len()), c.odd)
@@ -130,8 +131,8 @@ func testAngleRanges(t *testing.T, b *Backend) {
 		if !givensPipelineBuilt(t, b, d.K, c.want) {
 			t.Errorf("%s: no Givens pipeline for k=%d specialized to range %d", c.what, d.K, c.want)
 		}
-		if r := h.(*Tensor).angles; r != anglesAny {
-			t.Errorf("an operation's output: range %d, want %d", r, anglesAny)
+		if r := h.(*Tensor).angles; r != angles.Any {
+			t.Errorf("an operation's output: range %d, want %d", r, angles.Any)
 		}
 		b.Release(h)
 	}
@@ -139,7 +140,7 @@ func testAngleRanges(t *testing.T, b *Backend) {
 
 // givensPipelineBuilt says whether the device holds a Givens pipeline for
 // k specialized to the angle range r.
-func givensPipelineBuilt(t *testing.T, b *Backend, k int, r angleRange) bool {
+func givensPipelineBuilt(t *testing.T, b *Backend, k int, r angles.Range) bool {
 	t.Helper()
 	dev, err := b.device()
 	if err != nil {
