@@ -14,6 +14,7 @@ import (
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
 	"github.com/mingru/scans/eager"
+	"github.com/mingru/scans/internal/angles"
 )
 
 // The kernels run on the host: testdata/emu/emu.cc compiles kernels/*.cu
@@ -165,6 +166,9 @@ func (e *emuBackend) run(op scans.Op, dir scans.Direction, d scans.Dims, args ..
 	}
 	i := initArg(op)
 	p := planFor(op, dir, d, dt, i >= 0 && !scans.IsNil(args[i]), e.occ)
+	if op == scans.OpGivensScan {
+		p.withTheta(angles.Of(args[0].(*scans.Host)))
+	}
 	e.mu.Lock()
 	e.n++
 	call := filepath.Join(e.dir, strconv.Itoa(e.n))

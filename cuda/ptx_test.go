@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/internal/angles"
 )
 
 // manifest is ptx/manifest.txt, parsed.
@@ -173,6 +176,9 @@ func TestPTXKernels(t *testing.T) {
 				names := []string{kernelName(c.op, dir, c.d, dt)}
 				if c.op == scans.OpGivensScan {
 					names = append(names, names[0]+"_chunked")
+					if dir == scans.Forward {
+						names = append(names, names[0]+"_turn")
+					}
 				}
 				if elementwisePairs(c.op, dir, 2, dt) {
 					names = append(names, names[0]+"_pairs")
@@ -190,9 +196,10 @@ func TestPTXKernels(t *testing.T) {
 	if err != nil || !strings.Contains(src, ".entry "+emptyKernel+"(") {
 		t.Errorf("module %s lacks %s (%v)", utilModule, emptyKernel, err)
 	}
-	// Every op, type and direction, the chunked Givens kernels, and the
+	// Every op, type and direction, the chunked Givens kernels, the
+	// unchunked Givens forwards for a theta within pi, and the
 	// elementwise 16-bit forwards with two channels per thread.
-	if want := 2*3*(2+1+25+2*4) + 2*2; n != want {
+	if want := 2*3*(2+1+25+2*4) + 3*4 + 2*2; n != want {
 		t.Errorf("checked %d kernels, want %d", n, want)
 	}
 	for _, e := range []string{".version 7.8", ".target sm_80"} {
@@ -499,6 +506,36 @@ func TestChunkCount(t *testing.T) {
 			want := !(k == 16 && v < 4)
 			if affineChunkable(k, v) != want {
 				t.Errorf("affineChunkable(%d, %d) = %v, want %v", k, v, !want, want)
+			}
+		}
+	}
+}
+
+// TestGivensTurnPlan: the unchunked Givens forward of a theta whose every
+// angle lies within pi runs the _turn kernel, and no other plan does; the
+// conformance matrix's and the benchmark's angles (bench's Typical
+// inputs, uniform in (-pi, pi)) are such a theta in every element type.
+func TestGivensTurnPlan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(bench.TestSeed(), 7))
+	for _, dt := range scans.DTypes {
+		d := scans.Dims{B: 3, T: 200, N: 5, K: 8, V: 1}
+		in, err := bench.Inputs(scans.OpGivensScan, d, dt, bench.Typical, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := angles.Of(in.Args[0]); r != angles.Turn {
+			t.Errorf("%v: the benchmark's theta is of class %d, want %d (within pi)", dt, r, angles.Turn)
+		}
+		for _, occ := range []occupancy{unchunkedOcc, h200} {
+			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+				for _, r := range []angles.Range{angles.Turn, angles.Reduce, angles.Any} {
+					p := planFor(scans.OpGivensScan, dir, d, dt, true, occ)
+					p.withTheta(r)
+					want := dir == scans.Forward && p.by == 1 && r == angles.Turn
+					if got := strings.HasSuffix(p.kernel(), "_turn"); got != want {
+						t.Errorf("%v %s, %d chunks, class %d: kernel %s", dt, dir, p.by, r, p.kernel())
+					}
+				}
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/internal/angles"
 )
 
 // Backend is the CUDA backend. New makes it without touching the driver;
@@ -254,7 +255,7 @@ func (b *Backend) newTensor(dt scans.DType, shape []int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b, ptr: p, bytes: n}, nil
+	return &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b, ptr: p, bytes: n, angles: angles.Any}, nil
 }
 
 // fillNaN writes NaN into every element of t. It runs on the device
@@ -270,7 +271,8 @@ func fillNaN(t *Tensor) error {
 	return memsetD32(t.ptr, 0x7fc00000, n)
 }
 
-// Upload copies a host tensor into a new device tensor.
+// Upload copies a host tensor into a new device tensor, and notes the
+// class of its values (as a Givens theta: see withTheta).
 func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 	defer guard("upload", &err)
 	if h == nil {
@@ -286,6 +288,7 @@ func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 			b.free(d.ptr, d.bytes)
 			return err
 		}
+		d.angles = angles.Of(h)
 		out = d
 		return nil
 	})

@@ -1,6 +1,9 @@
 package cuda
 
-import "github.com/mingru/scans"
+import (
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/internal/angles"
+)
 
 // Tensor is a tensor in the GPU's memory, made by Backend.Upload or
 // returned by an operation. Its data is read back with Backend.Download and
@@ -11,6 +14,10 @@ type Tensor struct {
 	owner *Backend
 	ptr   uint64 // device address; 0 once released (guarded by owner.mu)
 	bytes int64
+	// angles: the class of its values, as the Givens forward's choice of
+	// kernel needs it (Upload finds it in the data; a tensor an operation
+	// wrote may hold anything).
+	angles angles.Range
 }
 
 // DType implements scans.Tensor.

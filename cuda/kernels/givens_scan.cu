@@ -233,6 +233,20 @@ __device__ __forceinline__ void gv_sincos_hw(float x, float& s, float& c) {
 #endif
 }
 
+// gv_sincos_turn is gv_sincos_hw for |x| at most pi rounded to f32: the
+// multiple of 2 pi, rintf(x * 0.159154943f), is then 0 and the reduction
+// returns x itself, so it is left out. The kernels whose theta the host
+// found within pi (the _turn kernels) take it.
+__device__ __forceinline__ void gv_sincos_turn(float x, float& s, float& c) {
+#ifdef __CUDA_ARCH__
+    asm("sin.approx.f32 %0, %1;" : "=f"(s) : "f"(x));
+    asm("cos.approx.f32 %0, %1;" : "=f"(c) : "f"(x));
+#else
+    s = sinf(x);
+    c = cosf(x);
+#endif
+}
+
 // gv_sincos is the sine and cosine of an angle of any size: the fast path
 // for |x| <= GV_FAST_ANGLE (HW: gv_sincos_hw, the 16-bit kernels'; else
 // gv_sincos_fast), the library function beyond (and for Inf and NaN), so
@@ -309,11 +323,15 @@ struct GvAngles {
 
 // gv_angles is the thread's angle's sine and cosine, sent to the threads
 // of its pairs. FAST: every angle of the ring is within the fast path's
-// bound (gv_all_fast), so no branch is taken.
-template <int DT, int K, bool FAST>
+// bound (gv_all_fast), so no branch is taken. TURN: every angle of theta
+// is within pi rounded to f32 (the _turn kernels), so none is tested and
+// the 16-bit kernels' reduction is left out (gv_sincos_turn).
+template <int DT, int K, bool FAST, bool TURN = false>
 __device__ __forceinline__ GvAngles gv_angles(const GvLane<K>& L, float th) {
     float s, c;
-    if (!FAST) {
+    if (TURN && DT != DT_F32) {
+        gv_sincos_turn(th, s, c);
+    } else if (!FAST && !TURN) {
         gv_sincos<DT != DT_F32>(th, s, c);
     } else if (DT != DT_F32) {
         gv_sincos_hw(th, s, c);
@@ -507,8 +525,8 @@ __device__ __forceinline__ bool gv_all_fast(const R (&th)[D]) {
 // (pth: the thread's angle; psg, px: its element) and to store (ph), and
 // the state y. The addresses step by a stride in bytes: indices turned
 // into addresses at each load took about a third of a step's
-// instructions.
-template <int DT, int K>
+// instructions. TURN: theta lies within pi (see gv_angles).
+template <int DT, int K, bool TURN = false>
 struct GvFwd {
     static constexpr int D = GV_FWD_D(DT);
     static constexpr int ES = DT == DT_F32 ? 4 : 2;
@@ -571,10 +589,10 @@ struct GvFwd {
                 if (!TAIL || d + D < left) {
                     load(d);
                 }
-                if (FAST && DT != DT_F16) {
+                if (FAST && DT != DT_F16 && !TURN) {
                     wide |= !(fabsf(th) <= GV_FAST_ANGLE);
                 }
-                const GvAngles g = gv_angles<DT, K, FAST>(L, th);
+                const GvAngles g = gv_angles<DT, K, FAST, TURN>(L, th);
                 y = gv_rotate2<K>(L, g, gv_rotate1<K>(L, g, y));
                 y = sg * y + xv;
                 gv_stp<DT>(ph, y, L.on);
@@ -613,12 +631,14 @@ struct GvFwd {
     }
 };
 
-template <int DT, int K>
+// givens_fwd is the unchunked forward; TURN: theta lies within pi (the
+// _turn kernels: no angle is tested, and no round runs again).
+template <int DT, int K, bool TURN = false>
 __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ x, const void* __restrict__ h0,
                                            void* __restrict__ h, i64 T, i64 N) {
     constexpr int D = GV_FWD_D(DT);
-    GvFwd<DT, K> f(theta, sigma, x, h0, h, T, N);
+    GvFwd<DT, K, TURN> f(theta, sigma, x, h0, h, T, N);
     i64 t0 = 0;
     // Each whole round takes the fast path without testing its angles
     // first: the test would wait, at the round's start, for the angle
@@ -628,7 +648,7 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
     for (; T - t0 >= 2 * D; t0 += D) {
         const float y0 = f.y;
         const bool wide = f.template steps<false, true>(0);
-        if (DT != DT_F16 && gv_any(wide)) {
+        if (DT != DT_F16 && !TURN && gv_any(wide)) {
             f.redo(y0);
         }
     }
@@ -1295,6 +1315,11 @@ __device__ __forceinline__ void givens_bwd_chunked(const void* __restrict__ thet
         givens_scan_fwd_##NAME##_k##K(const void* theta, const void* sigma, const void* x,        \
                                       const void* h0, void* h, i64 T, i64 N) {                    \
         givens_fwd<DT, K>(theta, sigma, x, h0, h, T, N);                                          \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                              \
+        givens_scan_fwd_##NAME##_k##K##_turn(const void* theta, const void* sigma, const void* x, \
+                                             const void* h0, void* h, i64 T, i64 N) {             \
+        givens_fwd<DT, K, true>(theta, sigma, x, h0, h, T, N);                                    \
     }                                                                                             \
     extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                              \
         givens_scan_bwd_##NAME##_k##K(const void* theta, const void* sigma, const void* h0,       \
