@@ -14,6 +14,7 @@ import (
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
 	"github.com/mingru/scans/eager"
+	"github.com/mingru/scans/internal/angles"
 )
 
 func init() {
@@ -76,6 +77,36 @@ func TestHalfValues(t *testing.T) {
 // (bench.TestGivensAngles).
 func TestGivensAngles(t *testing.T) {
 	bench.TestGivensAngles(t, gpu(t), true)
+}
+
+// TestGivensTurn: the unchunked Givens forward of a theta within pi (the
+// _turn kernels, which leave out the angle test and, in 16-bit types, the
+// reduction by 2 pi) agrees with eager, on a shape the device walks
+// unchunked, every element type, with every output poisoned first.
+func TestGivensTurn(t *testing.T) {
+	b := gpu(t)
+	b.poison = true
+	defer func() { b.poison = false }()
+	ref := eager.New()
+	seed := bench.TestSeed()
+	t.Logf("seed %d", seed)
+	d := scans.Dims{B: 3, T: 300, N: 200, K: 8, V: 1}
+	if c := givensChunks(d.B, d.T, d.N, d.K, b.occ); c != 1 {
+		t.Fatalf("givensChunks = %d, want 1 (an unchunked shape)", c)
+	}
+	for _, dt := range scans.DTypes {
+		p := planFor(scans.OpGivensScan, scans.Forward, d, dt, true, b.occ)
+		p.withTheta(angles.Turn)
+		if !strings.HasSuffix(p.kernel(), "_turn") {
+			t.Fatalf("%v: plan kernel %s", dt, p.kernel())
+		}
+		for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+			c := bench.Case{Op: scans.OpGivensScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
+			if r := bench.CheckCase(b, ref, c, seed); !r.Pass {
+				t.Errorf("%s: %s", c.Name(), r.Summary())
+			}
+		}
+	}
 }
 
 func TestStatus(t *testing.T) {
