@@ -210,34 +210,14 @@ __device__ __forceinline__ void gv_sincos_fast(float x, float& s, float& c) {
 // GV_FAST_ANGLE bounds the angles gv_sincos_fast takes.
 #define GV_FAST_ANGLE 105615.0f
 
-// gv_sincos_hw sets s, c = sin(x), cos(x) from the special function unit
+// gv_sincos_sfu sets s, c = sin(x), cos(x) from the special function unit
 // (sin.approx.f32, cos.approx.f32: absolute error at most 2^-21.41 and
-// 2^-21.19 for an argument in [-pi, pi]), for |x| <= GV_FAST_ANGLE. The
-// unit scales its argument to turns in f32, which loses about |x| 2^-24
-// beyond one turn, so x is first reduced by the nearest multiple q of 2 pi
-// in two parts (the library's split of pi/2, times 4; the third part
-// times q stays below 2^-31 here): r = x - 2 pi q to within an ulp of r.
-// Six instructions where the library's fast path takes about twenty. The
-// host build (the emulation test) takes the C library's sinf and cosf of
-// the same r.
-__device__ __forceinline__ void gv_sincos_hw(float x, float& s, float& c) {
-    const float q = rintf(x * 0.159154943f);
-    float r = fmaf(q, -6.2831850051879883e+00f, x);
-    r = fmaf(q, -3.0199157663446385e-07f, r);
-#ifdef __CUDA_ARCH__
-    asm("sin.approx.f32 %0, %1;" : "=f"(s) : "f"(r));
-    asm("cos.approx.f32 %0, %1;" : "=f"(c) : "f"(r));
-#else
-    s = sinf(r);
-    c = cosf(r);
-#endif
-}
-
-// gv_sincos_turn is gv_sincos_hw for |x| at most pi rounded to f32: the
-// multiple of 2 pi, rintf(x * 0.159154943f), is then 0 and the reduction
-// returns x itself, so it is left out. The kernels whose theta the host
-// found within pi (the _turn kernels) take it.
-__device__ __forceinline__ void gv_sincos_turn(float x, float& s, float& c) {
+// 2^-21.19 for an argument in [-pi, pi]; the host build, the emulation
+// test, takes the C library's sinf and cosf). The unit scales its argument
+// to turns in f32, which loses about |x| 2^-24 beyond one turn, so x must
+// lie within pi: gv_sincos_hw reduces it first, and the _turn kernels,
+// whose theta the host found within pi rounded to f32, call it directly.
+__device__ __forceinline__ void gv_sincos_sfu(float x, float& s, float& c) {
 #ifdef __CUDA_ARCH__
     asm("sin.approx.f32 %0, %1;" : "=f"(s) : "f"(x));
     asm("cos.approx.f32 %0, %1;" : "=f"(c) : "f"(x));
@@ -245,6 +225,20 @@ __device__ __forceinline__ void gv_sincos_turn(float x, float& s, float& c) {
     s = sinf(x);
     c = cosf(x);
 #endif
+}
+
+// gv_sincos_hw sets s, c = sin(x), cos(x) from the special function unit
+// (gv_sincos_sfu) for |x| <= GV_FAST_ANGLE: x is first reduced by the
+// nearest multiple q of 2 pi in two parts (the library's split of pi/2,
+// times 4; the third part times q stays below 2^-31 here): r = x - 2 pi q
+// to within an ulp of r. Six instructions where the library's fast path
+// takes about twenty. For |x| at most pi rounded to f32, q is 0 and r is
+// x.
+__device__ __forceinline__ void gv_sincos_hw(float x, float& s, float& c) {
+    const float q = rintf(x * 0.159154943f);
+    float r = fmaf(q, -6.2831850051879883e+00f, x);
+    r = fmaf(q, -3.0199157663446385e-07f, r);
+    gv_sincos_sfu(r, s, c);
 }
 
 // gv_sincos is the sine and cosine of an angle of any size: the fast path
@@ -325,12 +319,12 @@ struct GvAngles {
 // of its pairs. FAST: every angle of the ring is within the fast path's
 // bound (gv_all_fast), so no branch is taken. TURN: every angle of theta
 // is within pi rounded to f32 (the _turn kernels), so none is tested and
-// the 16-bit kernels' reduction is left out (gv_sincos_turn).
+// the 16-bit kernels' reduction is left out (gv_sincos_sfu).
 template <int DT, int K, bool FAST, bool TURN = false>
 __device__ __forceinline__ GvAngles gv_angles(const GvLane<K>& L, float th) {
     float s, c;
     if (TURN && DT != DT_F32) {
-        gv_sincos_turn(th, s, c);
+        gv_sincos_sfu(th, s, c);
     } else if (!FAST && !TURN) {
         gv_sincos<DT != DT_F32>(th, s, c);
     } else if (DT != DT_F32) {
