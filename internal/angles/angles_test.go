@@ -75,12 +75,12 @@ func TestOf(t *testing.T) {
 func TestTurnF32(t *testing.T) {
 	c := float32(0.159154943)
 	q := func(bits uint32) float64 { return math.RoundToEven(float64(math.Float32frombits(bits) * c)) }
-	for b := uint32(0x40000000); b <= TurnF32; b++ { // [2, pi]; below 2 the product is below 1/3
+	for b := uint32(0x40000000); b <= turnF32; b++ { // [2, pi]; below 2 the product is below 1/3
 		if q(b) != 0 {
 			t.Fatalf("angle %g: multiple %g, want 0", math.Float32frombits(b), q(b))
 		}
 	}
-	if q(TurnF32+1) == 0 {
-		t.Errorf("angle %g: multiple 0, want 1", math.Float32frombits(TurnF32+1))
+	if q(turnF32+1) == 0 {
+		t.Errorf("angle %g: multiple 0, want 1", math.Float32frombits(turnF32+1))
 	}
 }
