@@ -79,10 +79,11 @@ func TestGivensAngles(t *testing.T) {
 	bench.TestGivensAngles(t, gpu(t), true)
 }
 
-// TestGivensTurn: the unchunked Givens forward of a theta within pi (the
-// _turn kernels, which leave out the angle test and, in 16-bit types, the
-// reduction by 2 pi) agrees with eager, on a shape the device walks
-// unchunked, every element type, with every output poisoned first.
+// TestGivensTurn: the unchunked Givens forward and backward of a theta
+// within pi (the _turn kernels, which leave out the angle test and, in
+// 16-bit types, the reduction by 2 pi) agree with eager, on a shape the
+// device walks unchunked, every element type, with every output poisoned
+// first.
 func TestGivensTurn(t *testing.T) {
 	b := gpu(t)
 	b.poison = true
@@ -95,12 +96,12 @@ func TestGivensTurn(t *testing.T) {
 		t.Fatalf("givensChunks = %d, want 1 (an unchunked shape)", c)
 	}
 	for _, dt := range scans.DTypes {
-		p := planFor(scans.OpGivensScan, scans.Forward, d, dt, true, b.occ)
-		p.withTheta(angles.Turn)
-		if !strings.HasSuffix(p.kernel(), "_turn") {
-			t.Fatalf("%v: plan kernel %s", dt, p.kernel())
-		}
 		for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+			p := planFor(scans.OpGivensScan, dir, d, dt, true, b.occ)
+			p.withTheta(angles.Turn)
+			if !strings.HasSuffix(p.kernel(), "_turn") {
+				t.Fatalf("%v %s: plan kernel %s", dt, dir, p.kernel())
+			}
 			c := bench.Case{Op: scans.OpGivensScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
 			if r := bench.CheckCase(b, ref, c, seed); !r.Pass {
 				t.Errorf("%s: %s", c.Name(), r.Summary())

@@ -29,12 +29,12 @@ type plan struct {
 	bx, by  int
 	shared  int  // bytes of dynamic shared memory
 	pairs   bool // an elementwise kernel with two channels per thread
-	turn    bool // the unchunked Givens forward for a theta within pi (withTheta)
+	turn    bool // an unchunked Givens kernel for a theta within pi (withTheta)
 }
 
 // kernel is the exported name of the plan's kernel: the Givens kernels
 // that chunk T (by > 1) have the suffix _chunked, the unchunked Givens
-// forward for a theta within pi _turn, the elementwise kernels with two
+// kernels for a theta within pi _turn, the elementwise kernels with two
 // channels per thread _pairs.
 func (p *plan) kernel() string {
 	name := kernelName(p.op, p.dir, p.d, p.dt)
@@ -51,12 +51,13 @@ func (p *plan) kernel() string {
 }
 
 // withTheta specializes a plan to the class of its theta's values: the
-// unchunked Givens forward of a theta whose every angle lies within pi
-// runs the _turn kernel, which tests no angle against its fast path's
-// bound and, in 16-bit types, leaves out the reduction by 2 pi (for such
-// an angle its multiple of 2 pi is 0). Other plans are unchanged.
+// unchunked Givens forward or backward of a theta whose every angle lies
+// within pi runs the _turn kernel, which tests no angle against its fast
+// path's bound and, in 16-bit types, leaves out the reduction by 2 pi
+// (for such an angle its multiple of 2 pi is 0). Other plans are
+// unchanged.
 func (p *plan) withTheta(r angles.Range) {
-	p.turn = p.op == scans.OpGivensScan && p.dir == scans.Forward && p.by == 1 && r == angles.Turn
+	p.turn = p.op == scans.OpGivensScan && p.by == 1 && r == angles.Turn
 }
 
 // module is the PTX module that holds the plan's kernel.

@@ -175,10 +175,7 @@ func TestPTXKernels(t *testing.T) {
 			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
 				names := []string{kernelName(c.op, dir, c.d, dt)}
 				if c.op == scans.OpGivensScan {
-					names = append(names, names[0]+"_chunked")
-					if dir == scans.Forward {
-						names = append(names, names[0]+"_turn")
-					}
+					names = append(names, names[0]+"_chunked", names[0]+"_turn")
 				}
 				if elementwisePairs(c.op, dir, 2, dt) {
 					names = append(names, names[0]+"_pairs")
@@ -197,9 +194,9 @@ func TestPTXKernels(t *testing.T) {
 		t.Errorf("module %s lacks %s (%v)", utilModule, emptyKernel, err)
 	}
 	// Every op, type and direction, the chunked Givens kernels, the
-	// unchunked Givens forwards for a theta within pi, and the
-	// elementwise 16-bit forwards with two channels per thread.
-	if want := 2*3*(2+1+25+2*4) + 3*4 + 2*2; n != want {
+	// unchunked Givens kernels for a theta within pi, and the elementwise
+	// 16-bit forwards with two channels per thread.
+	if want := 2*3*(2+1+25+2*4) + 2*3*4 + 2*2; n != want {
 		t.Errorf("checked %d kernels, want %d", n, want)
 	}
 	for _, e := range []string{".version 7.8", ".target sm_80"} {
@@ -511,8 +508,9 @@ func TestChunkCount(t *testing.T) {
 	}
 }
 
-// TestGivensTurnPlan: the unchunked Givens forward of a theta whose every
-// angle lies within pi runs the _turn kernel, and no other plan does; the
+// TestGivensTurnPlan: the unchunked Givens forward and backward of a theta
+// whose every angle lies within pi run the _turn kernels, and no other
+// plan does; the
 // conformance matrix's and the benchmark's angles (bench's Typical
 // inputs, uniform in (-pi, pi)) are such a theta in every element type.
 func TestGivensTurnPlan(t *testing.T) {
@@ -531,7 +529,7 @@ func TestGivensTurnPlan(t *testing.T) {
 				for _, r := range []angles.Range{angles.Turn, angles.Reduce, angles.Any} {
 					p := planFor(scans.OpGivensScan, dir, d, dt, true, occ)
 					p.withTheta(r)
-					want := dir == scans.Forward && p.by == 1 && r == angles.Turn
+					want := p.by == 1 && r == angles.Turn
 					if got := strings.HasSuffix(p.kernel(), "_turn"); got != want {
 						t.Errorf("%v %s, %d chunks, class %d: kernel %s", dt, dir, p.by, r, p.kernel())
 					}

@@ -30,7 +30,7 @@
 // _chunked kernels cut T into C chunks, blockDim.y = C (see "Chunked T"
 // below): each thread carries one row of its chunk's transition product,
 // K registers, not K*K.
-// Exported as givens_scan_{fwd,bwd}_{f32,f16,bf16}_k<K>[_chunked].
+// Exported as givens_scan_{fwd,bwd}_{f32,f16,bf16}_k<K>[_chunked|_turn].
 #include "common.cuh"
 
 // GIVENS_MAX_THREADS is the largest block the host launches (the kernels'
@@ -678,8 +678,9 @@ __device__ __forceinline__ void givens_fwd(const void* __restrict__ theta, const
 // arrive. Two halves of D steps alternate (stg: [2][4][D][blockDim.x]
 // floats, the host's givensStageBytes), so a half is rewritten only a
 // round after it was read. The 16-bit elements are too small for the
-// copies (4 bytes at least) and keep the ring of loads.
-template <int DT, int K>
+// copies (4 bytes at least) and keep the ring of loads. TURN: theta lies
+// within pi (see gv_angles).
+template <int DT, int K, bool TURN = false>
 struct GvBwd {
     static constexpr bool STAGED = DT == DT_F32;
     static constexpr int D = GV_BWD_D(DT);
@@ -806,7 +807,7 @@ struct GvBwd {
                 if (!STAGED && (!TAIL || d + D < left)) {
                     load(d, !TAIL || d + D < left - 1);
                 }
-                const GvAngles g = gv_angles<DT, K, FAST>(L, th);
+                const GvAngles g = gv_angles<DT, K, FAST, TURN>(L, th);
                 const float y1 = gv_rotate1<K>(L, g, hp);
                 const float u = gv_rotate2<K>(L, g, y1);
                 const float G = dhv + carry;
@@ -837,18 +838,20 @@ struct GvBwd {
     }
 };
 
-template <int DT, int K>
+// givens_bwd is the unchunked backward; TURN: theta lies within pi (the
+// _turn kernels: no round tests its angles first).
+template <int DT, int K, bool TURN = false>
 __device__ __forceinline__ void givens_bwd(const void* __restrict__ theta, const void* __restrict__ sigma,
                                            const void* __restrict__ h0, const void* __restrict__ h,
                                            const void* __restrict__ dh, void* __restrict__ dtheta,
                                            void* __restrict__ dsigma, void* __restrict__ dx,
                                            void* __restrict__ dh0, i64 T, i64 N) {
     constexpr int D = GV_BWD_D(DT);
-    GvBwd<DT, K> b(theta, sigma, h0, h, dh, dtheta, dsigma, dx, T, N);
+    GvBwd<DT, K, TURN> b(theta, sigma, h0, h, dh, dtheta, dsigma, dx, T, N);
     i64 r0 = 0;
     for (; T - r0 >= 2 * D + 1; r0 += D) {
         b.round(2 * D + 1);  // every step of the next round exists
-        if (gv_all_fast<DT>(b.rth)) {
+        if (TURN || gv_all_fast<DT>(b.rth)) {
             b.template steps<false, true>(0);
         } else {
             b.template steps<false, false>(0);
@@ -1320,6 +1323,12 @@ __device__ __forceinline__ void givens_bwd_chunked(const void* __restrict__ thet
                                       const void* h, const void* dh, void* dtheta,                \
                                       void* dsigma, void* dx, void* dh0, i64 T, i64 N) {          \
         givens_bwd<DT, K>(theta, sigma, h0, h, dh, dtheta, dsigma, dx, dh0, T, N);                \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(GIVENS_MAX_THREADS)                              \
+        givens_scan_bwd_##NAME##_k##K##_turn(const void* theta, const void* sigma, const void* h0, \
+                                             const void* h, const void* dh, void* dtheta,         \
+                                             void* dsigma, void* dx, void* dh0, i64 T, i64 N) {   \
+        givens_bwd<DT, K, true>(theta, sigma, h0, h, dh, dtheta, dsigma, dx, dh0, T, N);          \
     }                                                                                             \
     extern "C" __global__ void __launch_bounds__(GIVENS_CHUNKED_MAX_THREADS, 1)                   \
         givens_scan_fwd_##NAME##_k##K##_chunked(const void* theta, const void* sigma,             \
