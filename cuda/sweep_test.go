@@ -56,6 +56,41 @@ func TestGivensChunkSweep(t *testing.T) {
 	}
 }
 
+// TestGivensChunkSweepLarge is a layout experiment, not a check: with
+// MINGRU_CUDA_SWEEP_GL set to a file name it times the givens_scan
+// forward (k = 8, every element type) at the benchmark's large shape,
+// whose 32768 threads leave the unchunked kernel fewer than two warps a
+// scheduler on an H200, under 1, 2, 4 and 8 chunks (the chunked kernels
+// give each chunk its warps at the price of a first pass that carries
+// k+1 vectors), and writes one tab-separated row per timing to that
+// file (and the log); the row the rule (givensChunks) picks says so.
+// Without the variable it does nothing.
+func TestGivensChunkSweepLarge(t *testing.T) {
+	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_GL", "B\tT\tN\tk\tdtype\tmode\tchunks\trule\tmedian_us")
+	defer func() { givensChunksOf = givensChunks }()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
+	timing := bench.Timing{Warmup: 5, MinRuns: 10, MaxRuns: 100, Budget: 300 * time.Millisecond}
+	d := scans.Dims{B: 32, T: 4096, N: 128, K: 8, V: 1}
+	rule := givensChunks(d.B, d.T, d.N, d.K, b.occ)
+	for _, dt := range scans.DTypes {
+		in, err := bench.InputsInit(scans.OpGivensScan, d, dt, bench.Typical, true, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := 1; c <= 8; c *= 2 {
+			cc := c
+			givensChunksOf = func(int, int, int, int, occupancy) int { return cc }
+			m, err := bench.MeasureInputs(b, in, bench.ModeForward, timing)
+			givensChunksOf = givensChunks
+			if err != nil {
+				t.Errorf("%v %s chunks %d: %v", d, dt, c, err)
+				continue
+			}
+			out.row("%d\t%d\t%d\t%d\t%s\t%s\t%d\t%v\t%.2f", d.B, d.T, d.N, d.K, dt, bench.ModeForward, c, c == rule, m.Median*1e6)
+		}
+	}
+}
+
 // TestMatrixScanLayoutSweep is a layout experiment, not a check: with
 // MINGRU_CUDA_SWEEP_MS set to a file name it times matrix_scan (f32 and
 // f16, forward and forward+backward) at the benchmark's lab and long-T

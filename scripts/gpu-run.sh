@@ -14,7 +14,8 @@
 # large shape in f16 and bf16); sweep (the Vulkan tiled kernels timed under
 # every layout, vk/sweep_test.go) and cuda-sweep (givens_scan under every
 # chunk count; CUDA_SWEEP_RUN=TestMatrixScanLayoutSweep,
-# TestElementwiseChunkSweep or TestGivensTileSweep for the others in
+# TestElementwiseChunkSweep, TestGivensTileSweep or
+# TestGivensChunkSweepLarge for the others in
 # cuda/sweep_test.go; the base's test binary too, where there is one);
 # profile (Nsight Compute on single kernels,
 # NCU_PROFILES); ab (the binaries' scanbench, the one built from BASE by
@@ -158,7 +159,7 @@ for m in $modes; do
     for bin in cuda.test base-cuda.test; do
       [ -f .build/$bin ] || continue
       p=; [ $bin = base-cuda.test ] && p=base-
-      MINGRU_CUDA_SWEEP="$RES/${p}cuda-sweep.tsv" MINGRU_CUDA_SWEEP_MS="$RES/${p}cuda-sweep-matrix-scan.tsv" MINGRU_CUDA_SWEEP_EW="$RES/${p}cuda-sweep-elementwise.tsv" MINGRU_CUDA_SWEEP_GT="$RES/${p}cuda-sweep-givens-tile.tsv" to .build/$bin -test.run "${CUDA_SWEEP_RUN:-TestGivensChunkSweep}" -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/${p}cuda-sweep.log" 2>&1 || rc=1
+      MINGRU_CUDA_SWEEP="$RES/${p}cuda-sweep.tsv" MINGRU_CUDA_SWEEP_MS="$RES/${p}cuda-sweep-matrix-scan.tsv" MINGRU_CUDA_SWEEP_EW="$RES/${p}cuda-sweep-elementwise.tsv" MINGRU_CUDA_SWEEP_GT="$RES/${p}cuda-sweep-givens-tile.tsv" MINGRU_CUDA_SWEEP_GL="$RES/${p}cuda-sweep-givens-large.tsv" to .build/$bin -test.run "${CUDA_SWEEP_RUN:-^TestGivensChunkSweep$}" -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/${p}cuda-sweep.log" 2>&1 || rc=1
       tail -3 "$RES/${p}cuda-sweep.log"
     done
     ;;
