@@ -23,7 +23,6 @@ import (
 // does nothing.
 func TestGivensChunkSweep(t *testing.T) {
 	b, out := startSweep(t, "MINGRU_CUDA_SWEEP", "B\tT\tN\tk\tlanes_x_k\tmode\tchunks\trule\tmedian_us")
-	defer func() { givensChunksOf = givensChunks }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 250 * time.Millisecond}
 	for _, d := range []scans.Dims{
@@ -39,19 +38,32 @@ func TestGivensChunkSweep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rule := givensChunks(d.B, d.T, d.N, d.K, b.occ)
-		for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
-			for c := 1; c <= maxChunks && d.K*c <= givensChunkedMaxThreads && c <= d.T; c *= 2 {
-				cc := c
-				givensChunksOf = func(int, int, int, int, occupancy) int { return cc }
-				m, err := bench.MeasureInputs(b, in, mode, timing)
-				givensChunksOf = givensChunks
-				if err != nil {
-					t.Errorf("%v %s chunks %d: %v", d, mode, c, err)
-					continue
-				}
-				out.row("%d\t%d\t%d\t%d\t%d\t%s\t%d\t%v\t%.2f", d.B, d.T, d.N, d.K, d.B*d.N*d.K, mode, c, c == rule, m.Median*1e6)
+		cols := fmt.Sprintf("%d\t%d\t%d\t%d\t%d", d.B, d.T, d.N, d.K, d.B*d.N*d.K)
+		givensChunkSweep(t, b, out, in, cols, []bench.Mode{bench.ModeForward, bench.ModeBackward}, maxChunks, timing)
+	}
+}
+
+// givensChunkSweep times givens_scan on in, in each mode, under 1, 2, 4,
+// ... chunks up to maxC (and as many as the chunked kernels take), and
+// writes one row per timing: cols (the shape's columns), the mode, the
+// chunk count, whether the rule picks it, the median in µs.
+func givensChunkSweep(t *testing.T, b *Backend, out *sweepOut, in *bench.InputSet, cols string, modes []bench.Mode,
+	maxC int, timing bench.Timing) {
+	t.Helper()
+	defer func() { givensChunksOf = givensChunks }()
+	d := in.Dims
+	rule := givensChunks(d.B, d.T, d.N, d.K, b.occ)
+	for _, mode := range modes {
+		for c := 1; c <= maxC && d.K*c <= givensChunkedMaxThreads && c <= d.T; c *= 2 {
+			cc := c
+			givensChunksOf = func(int, int, int, int, occupancy) int { return cc }
+			m, err := bench.MeasureInputs(b, in, mode, timing)
+			givensChunksOf = givensChunks
+			if err != nil {
+				t.Errorf("%v %s chunks %d: %v", d, mode, c, err)
+				continue
 			}
+			out.row("%s\t%s\t%d\t%v\t%.2f", cols, mode, c, c == rule, m.Median*1e6)
 		}
 	}
 }
@@ -67,27 +79,16 @@ func TestGivensChunkSweep(t *testing.T) {
 // Without the variable it does nothing.
 func TestGivensChunkSweepLarge(t *testing.T) {
 	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_GL", "B\tT\tN\tk\tdtype\tmode\tchunks\trule\tmedian_us")
-	defer func() { givensChunksOf = givensChunks }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
 	timing := bench.Timing{Warmup: 5, MinRuns: 10, MaxRuns: 100, Budget: 300 * time.Millisecond}
 	d := scans.Dims{B: 32, T: 4096, N: 128, K: 8, V: 1}
-	rule := givensChunks(d.B, d.T, d.N, d.K, b.occ)
 	for _, dt := range scans.DTypes {
 		in, err := bench.InputsInit(scans.OpGivensScan, d, dt, bench.Typical, true, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for c := 1; c <= 8; c *= 2 {
-			cc := c
-			givensChunksOf = func(int, int, int, int, occupancy) int { return cc }
-			m, err := bench.MeasureInputs(b, in, bench.ModeForward, timing)
-			givensChunksOf = givensChunks
-			if err != nil {
-				t.Errorf("%v %s chunks %d: %v", d, dt, c, err)
-				continue
-			}
-			out.row("%d\t%d\t%d\t%d\t%s\t%s\t%d\t%v\t%.2f", d.B, d.T, d.N, d.K, dt, bench.ModeForward, c, c == rule, m.Median*1e6)
-		}
+		cols := fmt.Sprintf("%d\t%d\t%d\t%d\t%s", d.B, d.T, d.N, d.K, dt)
+		givensChunkSweep(t, b, out, in, cols, []bench.Mode{bench.ModeForward}, 8, timing)
 	}
 }
 
