@@ -57,6 +57,14 @@ func TestLogRange(t *testing.T) {
 	bench.TestLogRange(t, gpu(t))
 }
 
+// TestLinearPairs runs checkLinearPairs on the GPU, planning as if the
+// device were small enough for the two-channel 16-bit linear_scan forward.
+func TestLinearPairs(t *testing.T) {
+	b := gpu(t)
+	b.occ = logPairsOcc
+	checkLinearPairs(t, b)
+}
+
 // TestLogPairs runs checkLogPairs on the GPU, planning as if the device
 // were small enough for the two-channel 16-bit parallel_scan_log forward.
 func TestLogPairs(t *testing.T) {

@@ -95,7 +95,9 @@
 //     once (kernels/elementwise.cuh). linear_scan's 16-bit forward at an
 //     even number of channels takes two channels per thread (a tile of
 //     64, chunks of 12 steps), each step of both loaded and stored as one
-//     32-bit word. The f32 linear_scan kernels take chunks as if the
+//     32-bit word, where its lanes, half as many, can take twice the
+//     chunks (linearPairs: so at the large shape, not at long-T, whose
+//     few lanes already take the most chunks). The f32 linear_scan kernels take chunks as if the
 //     device held twice its threads (16 chunks rather than 8 at the large
 //     shape: 6% faster forward on an H200, where the 16-bit ones lose
 //     40%). The log-space scan uses the GPU's fast exp2/log2 and

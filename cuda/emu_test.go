@@ -437,7 +437,8 @@ func TestGivensUnchunkedEmulated(t *testing.T) {
 
 // logPairsOcc is a device small enough that the 16-bit parallel_scan_log
 // forward takes its two-channel kernel (logPairs) on the few lanes of
-// checkLogPairs' shapes, with 4 chunks.
+// checkLogPairs' shapes, with 4 chunks, and the 16-bit linear_scan
+// forward its own (linearPairs) on checkLinearPairs'.
 var logPairsOcc = occupancy{threads: 384, blocks: 132 * 32, sms: 132}
 
 // checkLogPairs runs the 16-bit parallel_scan_log forward through its
@@ -471,6 +472,50 @@ func checkLogPairs(t *testing.T, b scans.Backend) {
 		}
 	}
 	bench.TestLogRange(t, b)
+}
+
+// checkLinearPairs runs the 16-bit linear_scan forward through its
+// two-channel kernel, which the conformance shapes (few lanes, their
+// chunks capped) do not reach on a real device (linearPairs): b must plan
+// with logPairsOcc, under which the two-channel kernel's lanes take twice
+// the chunks. It checks that the plans take that kernel, and then the
+// benchmark's inputs against eager, every 16-bit type, with and without
+// h0, over one to four chunks and a partial tile of channels.
+func checkLinearPairs(t *testing.T, b scans.Backend) {
+	t.Helper()
+	for _, d := range []scans.Dims{{B: 3, T: 300, N: 38, K: 1, V: 1}, {B: 3, T: 300, N: 4, K: 1, V: 1}} {
+		if p := planFor(scans.OpLinearScan, scans.Forward, d, scans.F16, false, logPairsOcc); !p.pairs || p.by < 2 {
+			t.Fatalf("%v: pairs %v, %d chunks; want the two-channel kernel, chunked", d, p.pairs, p.by)
+		}
+	}
+	ref := eager.New()
+	seed := bench.TestSeed()
+	t.Logf("seed %d", seed)
+	// One, two and four chunks; N = 4 keeps one lane a batch row (so two
+	// channels a thread cost no threads even at one chunk), N = 38 a
+	// partial tile of the 64 channels a two-channel lane holds.
+	for _, tn := range [][2]int{{1, 4}, {17, 4}, {40, 4}, {65, 38}, {300, 38}, {300, 64}} {
+		for _, dt := range []scans.DType{scans.F16, scans.BF16} {
+			for _, init := range []bool{false, true} {
+				d := scans.Dims{B: 3, T: tn[0], N: tn[1], K: 1, V: 1}
+				if p := planFor(scans.OpLinearScan, scans.Forward, d, dt, init, logPairsOcc); !p.pairs {
+					t.Fatalf("%v %v: the one-channel kernel; want the two-channel one", d, dt)
+				}
+				c := bench.Case{Op: scans.OpLinearScan, Dir: scans.Forward, Dims: d, DType: dt, Regime: bench.Typical, Init: init}
+				if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
+					t.Errorf("%s", res.Summary())
+				}
+			}
+		}
+	}
+}
+
+// TestLinearPairsEmulated runs checkLinearPairs on the kernels in the
+// host emulator.
+func TestLinearPairsEmulated(t *testing.T) {
+	e := emulated(t, "TestLinearPairs")
+	e.occ = logPairsOcc
+	checkLinearPairs(t, e)
 }
 
 // TestLogPairsEmulated runs checkLogPairs on the kernels in the host

@@ -83,7 +83,8 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 		// chunkCount, 2*C*32*P floats of shared memory (elementwise.cuh).
 		// P = 2 (the _pairs kernels) where elementwisePairs says so.
 		ch := 1
-		if elementwisePairs(op, dir, N, dt) && (op == scans.OpLinearScan || logPairs(B, T, N, occ)) {
+		if elementwisePairs(op, dir, N, dt) && (op == scans.OpLinearScan && linearPairs(B, T, N, occ) ||
+			op == scans.OpParallelScanLog && logPairs(B, T, N, occ)) {
 			p.pairs, ch = true, 2
 		}
 		lanes := B * ((N + tile*ch - 1) / (tile * ch))
@@ -427,6 +428,24 @@ func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occup
 // kernels' chunks may fill the threads the device keeps in flight
 // (elementwiseChunks).
 const linearF32Oversubscribe = 2
+
+// linearPairs reports whether the 16-bit linear_scan forward at b x n
+// channels over T steps runs with two channels a thread (elementwisePairs
+// allows it): where the two-channel kernel's lanes, half as many, take
+// enough chunks that the device holds as many threads as with one channel
+// a thread. Where the chunk count is capped (by maxChunks, or by T), two
+// channels a thread halve the threads, which the few lanes of a small
+// shape cannot spare. On an H200 the two-channel kernel took the large
+// shape's forward from 305 to 257 us (8 chunks of one channel, 16 of
+// two); at long-T (32 chunks either way) it ran 21.0 us in f16, where f32
+// took 11.4.
+func linearPairs(b, T, n int, occ occupancy) bool {
+	one := b * ((n + tile - 1) / tile)
+	two := b * ((n + 2*tile - 1) / (2 * tile))
+	c1 := elementwiseChunksOf(scans.OpLinearScan, false, T, one, 2, 1, occ)
+	c2 := elementwiseChunksOf(scans.OpLinearScan, false, T, two, 2, 2, occ)
+	return two*c2 >= one*c1
+}
 
 // logPairsMaxChunks is the most chunks the one-channel 16-bit
 // parallel_scan_log forward may take where its two-channel kernel runs
