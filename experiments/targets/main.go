@@ -12,6 +12,11 @@
 //   - large and long-T: Vulkan within 1.3x of CUDA on the same row;
 //   - f16 and bf16 forward at the large shape at least 1.6x faster than f32.
 //
+// The first four are the default benchmark's (`scanbench --bench`: f32);
+// where the files hold f16 and bf16 rows, a last table holds those rows
+// against the same targets, for the record (the 16-bit rows' own target is
+// the speedup).
+//
 // Usage:
 //
 //	go run ./experiments/targets experiments/bench/h200/run-2026-11-29-7f3c7c3/scan_bench.json
@@ -167,6 +172,39 @@ func write(w io.Writer, rs []report) {
 				met = yesNo(all)
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", op, be, dur(s, true), strings.Join(cells, " | "), met)
+		}
+	}
+
+	var half []string
+	for _, shape := range []string{"lab", "long-T", "large"} {
+		for _, op := range scans.Ops {
+			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+				for _, dt := range []string{"f16", "bf16"} {
+					c, cok := rows[key{shape, "cuda", dt, op, mode}]
+					v, vok := rows[key{shape, "vulkan", dt, op, mode}]
+					if !cok && !vok {
+						continue
+					}
+					target, met := judge(shape, op, mode, c, cok, v, vok)
+					ratio := "-"
+					if cok && vok {
+						ratio = fmt.Sprintf("%.2f", v.Median/c.Median)
+					}
+					half = append(half, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
+						shape, op, mode, dt, dur(c, cok), pct(c, cok), xfloor(c, cok),
+						dur(v, vok), pct(v, vok), xfloor(v, vok), ratio, target, met))
+				}
+			}
+		}
+	}
+	if len(half) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "16-bit rows against the f32 rows' targets (for the record: the 16-bit rows are held to the speedup above).")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| shape | op | mode | dtype | CUDA median | CUDA % copy | CUDA x floor | Vulkan median | Vulkan % copy | Vulkan x floor | Vulkan / CUDA | f32's target | met |")
+		fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+		for _, l := range half {
+			fmt.Fprintln(w, l)
 		}
 	}
 }
