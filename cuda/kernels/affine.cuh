@@ -67,10 +67,20 @@
 // K = 4 or 8 start on a 16-byte boundary (off is a multiple of K, the
 // allocation 256-byte aligned) and are read as float4: a quarter of the
 // load instructions, the bottleneck of the forward where V threads share
-// each A_t. (K = 16 keeps scalar loads: float4 rows make ptxas spill.)
+// each A_t. 16-bit rows with K = 2, 4 or 8 (4, 8 or 16 bytes, aligned so
+// too) are read as one load of whole words (words_ld) and widened
+// element by element. (K = 16 keeps scalar loads: float4 rows make
+// ptxas spill.)
 template <int DT, int K>
 __device__ __forceinline__ void ld_row(const void* __restrict__ A, i64 off, float (&r)[K]) {
-    if (DT == DT_F32 && (K == 4 || K == 8)) {
+    if constexpr (DT != DT_F32 && (K == 2 || K == 4 || K == 8)) {
+        Words<DT, K> w;
+        words_ld<DT, K>(A, off, w);
+#pragma unroll
+        for (int l = 0; l < K; l++) {
+            r[l] = words_at<DT, K>(w, l);
+        }
+    } else if (DT == DT_F32 && (K == 4 || K == 8)) {
         const float4* p = (const float4*)((const float*)A + off);
 #pragma unroll
         for (int q = 0; q < K / 4; q++) {
