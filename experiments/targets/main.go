@@ -127,19 +127,9 @@ func write(w io.Writer, rs []report) {
 	for _, shape := range []string{"lab", "long-T", "large"} {
 		for _, op := range scans.Ops {
 			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
-				c, cok := rows[key{shape, "cuda", "f32", op, mode}]
-				v, vok := rows[key{shape, "vulkan", "f32", op, mode}]
-				if !cok && !vok {
-					continue
+				if cells, ok := rowCells(rows, shape, "f32", op, mode); ok {
+					fmt.Fprintf(w, "| %s | %s | %s | %s |\n", shape, op, mode, cells)
 				}
-				target, met := judge(shape, op, mode, c, cok, v, vok)
-				ratio := "-"
-				if cok && vok {
-					ratio = fmt.Sprintf("%.2f", v.Median/c.Median)
-				}
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-					shape, op, mode, dur(c, cok), pct(c, cok), xfloor(c, cok),
-					dur(v, vok), pct(v, vok), xfloor(v, vok), ratio, target, met)
 			}
 		}
 	}
@@ -180,19 +170,9 @@ func write(w io.Writer, rs []report) {
 		for _, op := range scans.Ops {
 			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
 				for _, dt := range []string{"f16", "bf16"} {
-					c, cok := rows[key{shape, "cuda", dt, op, mode}]
-					v, vok := rows[key{shape, "vulkan", dt, op, mode}]
-					if !cok && !vok {
-						continue
+					if cells, ok := rowCells(rows, shape, dt, op, mode); ok {
+						half = append(half, fmt.Sprintf("| %s | %s | %s | %s | %s |", shape, op, mode, dt, cells))
 					}
-					target, met := judge(shape, op, mode, c, cok, v, vok)
-					ratio := "-"
-					if cok && vok {
-						ratio = fmt.Sprintf("%.2f", v.Median/c.Median)
-					}
-					half = append(half, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
-						shape, op, mode, dt, dur(c, cok), pct(c, cok), xfloor(c, cok),
-						dur(v, vok), pct(v, vok), xfloor(v, vok), ratio, target, met))
 				}
 			}
 		}
@@ -207,6 +187,26 @@ func write(w io.Writer, rs []report) {
 			fmt.Fprintln(w, l)
 		}
 	}
+}
+
+// rowCells is the cells of one row of the targets tables after its shape,
+// op, mode (and type): each backend's median, fraction of the copy
+// bandwidth and multiple of the floor, the Vulkan / CUDA ratio, the
+// targets and whether the row meets them; ok is false where neither
+// backend has the row.
+func rowCells(rows map[key]bench.Measurement, shape, dt string, op scans.Op, mode bench.Mode) (cells string, ok bool) {
+	c, cok := rows[key{shape, "cuda", dt, op, mode}]
+	v, vok := rows[key{shape, "vulkan", dt, op, mode}]
+	if !cok && !vok {
+		return "", false
+	}
+	target, met := judge(shape, op, mode, c, cok, v, vok)
+	ratio := "-"
+	if cok && vok {
+		ratio = fmt.Sprintf("%.2f", v.Median/c.Median)
+	}
+	return strings.Join([]string{dur(c, cok), pct(c, cok), xfloor(c, cok), dur(v, vok), pct(v, vok),
+		xfloor(v, vok), ratio, target, met}, " | "), true
 }
 
 // judge names the targets of a row and says which it meets.
