@@ -273,12 +273,16 @@ func TestPTXRecompile(t *testing.T) {
 }
 
 // TestElementwisePlan: linear_scan's 16-bit forward at an even number of
-// channels runs the _pairs kernel, on tiles of 64 channels with shared
-// memory for both channels' aggregates; every other elementwise launch
-// keeps one channel per thread.
+// channels runs the _pairs kernel where its lanes take twice the chunks
+// (the large shape), on tiles of 64 channels with shared memory for both
+// channels' aggregates; at lab and long-T, whose few lanes already take
+// the chunks their T allows, and in every other elementwise launch, one
+// channel per thread.
 func TestElementwisePlan(t *testing.T) {
 	large := scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}
 	odd := scans.Dims{B: 32, T: 4096, N: 1023, K: 1, V: 1}
+	lab := scans.Dims{B: 128, T: 64, N: 64, K: 1, V: 1}
+	longT := scans.Dims{B: 16, T: 1024, N: 64, K: 1, V: 1}
 	for _, c := range []struct {
 		op    scans.Op
 		dir   scans.Direction
@@ -290,6 +294,8 @@ func TestElementwisePlan(t *testing.T) {
 		{scans.OpLinearScan, scans.Forward, large, scans.BF16, true},
 		{scans.OpLinearScan, scans.Forward, large, scans.F32, false},
 		{scans.OpLinearScan, scans.Forward, odd, scans.F16, false},
+		{scans.OpLinearScan, scans.Forward, lab, scans.F16, false},
+		{scans.OpLinearScan, scans.Forward, longT, scans.BF16, false},
 		{scans.OpLinearScan, scans.Backward, large, scans.F16, false},
 		{scans.OpParallelScanLog, scans.Forward, large, scans.BF16, true},
 		{scans.OpParallelScanLog, scans.Forward, odd, scans.BF16, false},
