@@ -61,7 +61,7 @@ func TestLogRange(t *testing.T) {
 // device were small enough for the two-channel 16-bit linear_scan forward.
 func TestLinearPairs(t *testing.T) {
 	b := gpu(t)
-	b.occ = logPairsOcc
+	b.occ = pairsOcc
 	checkLinearPairs(t, b)
 }
 
@@ -69,7 +69,7 @@ func TestLinearPairs(t *testing.T) {
 // were small enough for the two-channel 16-bit parallel_scan_log forward.
 func TestLogPairs(t *testing.T) {
 	b := gpu(t)
-	b.occ = logPairsOcc
+	b.occ = pairsOcc
 	checkLogPairs(t, b)
 }
 

@@ -435,15 +435,15 @@ func TestGivensUnchunkedEmulated(t *testing.T) {
 	}
 }
 
-// logPairsOcc is a device small enough that the 16-bit parallel_scan_log
+// pairsOcc is a device small enough that the 16-bit parallel_scan_log
 // forward takes its two-channel kernel (logPairs) on the few lanes of
 // checkLogPairs' shapes, with 4 chunks, and the 16-bit linear_scan
 // forward its own (linearPairs) on checkLinearPairs'.
-var logPairsOcc = occupancy{threads: 384, blocks: 132 * 32, sms: 132}
+var pairsOcc = occupancy{threads: 384, blocks: 132 * 32, sms: 132}
 
 // checkLogPairs runs the 16-bit parallel_scan_log forward through its
 // two-channel kernel, which the conformance shapes (few lanes, many chunks
-// on a real device) do not reach: b must plan with logPairsOcc. It checks
+// on a real device) do not reach: b must plan with pairsOcc. It checks
 // that the plans take that kernel, with and without chunks, then the
 // benchmark's inputs against eager (a partial tile of channels, T across
 // the chunk boundaries) and bench.TestLogRange's (its chunks on both sides
@@ -455,7 +455,7 @@ func checkLogPairs(t *testing.T, b scans.Backend) {
 		chunks int
 	}{{scans.Dims{B: 3, T: 300, N: 38, K: 1, V: 1}, 4}, {scans.Dims{B: 3, T: 300, N: 4, K: 1, V: 1}, 4},
 		{scans.Dims{B: 3, T: 40, N: 38, K: 1, V: 1}, 2}, {scans.Dims{B: 3, T: 17, N: 38, K: 1, V: 1}, 1}} {
-		if p := planFor(scans.OpParallelScanLog, scans.Forward, c.d, scans.F16, false, logPairsOcc); !p.pairs || p.by != c.chunks {
+		if p := planFor(scans.OpParallelScanLog, scans.Forward, c.d, scans.F16, false, pairsOcc); !p.pairs || p.by != c.chunks {
 			t.Fatalf("%v: pairs %v, %d chunks; want the two-channel kernel with %d", c.d, p.pairs, p.by, c.chunks)
 		}
 	}
@@ -477,14 +477,14 @@ func checkLogPairs(t *testing.T, b scans.Backend) {
 // checkLinearPairs runs the 16-bit linear_scan forward through its
 // two-channel kernel, which the conformance shapes (few lanes, their
 // chunks capped) do not reach on a real device (linearPairs): b must plan
-// with logPairsOcc, under which the two-channel kernel's lanes take twice
+// with pairsOcc, under which the two-channel kernel's lanes take twice
 // the chunks. It checks that the plans take that kernel, and then the
 // benchmark's inputs against eager, every 16-bit type, with and without
 // h0, over one to four chunks and a partial tile of channels.
 func checkLinearPairs(t *testing.T, b scans.Backend) {
 	t.Helper()
 	for _, d := range []scans.Dims{{B: 3, T: 300, N: 38, K: 1, V: 1}, {B: 3, T: 300, N: 4, K: 1, V: 1}} {
-		if p := planFor(scans.OpLinearScan, scans.Forward, d, scans.F16, false, logPairsOcc); !p.pairs || p.by < 2 {
+		if p := planFor(scans.OpLinearScan, scans.Forward, d, scans.F16, false, pairsOcc); !p.pairs || p.by < 2 {
 			t.Fatalf("%v: pairs %v, %d chunks; want the two-channel kernel, chunked", d, p.pairs, p.by)
 		}
 	}
@@ -498,7 +498,7 @@ func checkLinearPairs(t *testing.T, b scans.Backend) {
 		for _, dt := range []scans.DType{scans.F16, scans.BF16} {
 			for _, init := range []bool{false, true} {
 				d := scans.Dims{B: 3, T: tn[0], N: tn[1], K: 1, V: 1}
-				if p := planFor(scans.OpLinearScan, scans.Forward, d, dt, init, logPairsOcc); !p.pairs {
+				if p := planFor(scans.OpLinearScan, scans.Forward, d, dt, init, pairsOcc); !p.pairs {
 					t.Fatalf("%v %v: the one-channel kernel; want the two-channel one", d, dt)
 				}
 				c := bench.Case{Op: scans.OpLinearScan, Dir: scans.Forward, Dims: d, DType: dt, Regime: bench.Typical, Init: init}
@@ -514,7 +514,7 @@ func checkLinearPairs(t *testing.T, b scans.Backend) {
 // host emulator.
 func TestLinearPairsEmulated(t *testing.T) {
 	e := emulated(t, "TestLinearPairs")
-	e.occ = logPairsOcc
+	e.occ = pairsOcc
 	checkLinearPairs(t, e)
 }
 
@@ -522,6 +522,6 @@ func TestLinearPairsEmulated(t *testing.T) {
 // emulator.
 func TestLogPairsEmulated(t *testing.T) {
 	e := emulated(t, "TestLogPairs")
-	e.occ = logPairsOcc
+	e.occ = pairsOcc
 	checkLogPairs(t, e)
 }

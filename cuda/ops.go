@@ -78,9 +78,7 @@ func (b *Backend) run(op scans.Op, dir scans.Direction, d scans.Dims, args ...sc
 	}
 	i := initArg(op)
 	p := planFor(op, dir, d, dt, i >= 0 && ts[i] != nil, b.occ)
-	if op == scans.OpGivensScan {
-		p.withTheta(ts[0].angles)
-	}
+	p.withTheta(ts[0].angles)
 	return b.call(&p, names, ts)
 }
 

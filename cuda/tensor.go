@@ -14,9 +14,9 @@ type Tensor struct {
 	owner *Backend
 	ptr   uint64 // device address; 0 once released (guarded by owner.mu)
 	bytes int64
-	// angles: the class of its values, as the Givens forward's choice of
-	// kernel needs it (Upload finds it in the data; a tensor an operation
-	// wrote may hold anything).
+	// angles: the class of its values, as the Givens kernels' choice
+	// needs it (Upload finds it in the data; a tensor an operation wrote
+	// may hold anything).
 	angles angles.Range
 }
 
