@@ -27,14 +27,14 @@
 
 layout(constant_id = 3) const uint CHUNKS = 1;
 
-// A_VEC(i) is the i-th vec4 of A (binding 0, a second view of the same
-// buffer) in the f32 kernels, which read rows of A four elements at a time
-// where k is a multiple of 4; the 16-bit kernels never use it.
+// A_ row views: A (binding 0) seen a second time as 16-byte vectors, and
+// for 16-bit types a third time as 8-byte ones, so that a row of A can be
+// read in whole words (see A_ROW below).
 #if defined(DT_F32)
 layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { vec4 A4_[]; };
-#define A_VEC(i) A4_[(i)]
 #else
-#define A_VEC(i) vec4(0.0)
+layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { uvec4 A4_[]; };
+layout(std430, set = 0, binding = 0) readonly buffer Buf2_0 { uvec2 A2_[]; };
 #endif
 
 const uint LPW = WG / (V * CHUNKS);        // lanes per workgroup
@@ -115,35 +115,79 @@ void apply_chunk(Col r, uint k, inout float v[K]) {
     }
 }
 
-// A_ROWS_VEC4: the f32 kernels with k = 4 or 8 read a row of A as vec4
-// words through A_VEC, the vector view of A's binding: a quarter of the
-// load instructions, which bound these kernels (each of a lane's v
-// invocations reads every row of A_t). Other k and the 16-bit types keep
-// element loads. Such a row is 16-byte aligned: its first element is a
-// multiple of K (the rows before it hold K elements each, and so does the
-// slice's element offset inside its binding; see affine_rows.glsl).
+// A_ROW(row, ai) sets row[m] = A[ai + m], m = 0..K-1: row i of a block
+// of A when ai = a block's first element + i*K. Each of a lane's v
+// invocations reads every row of A_t each step, so the load instructions
+// of these rows bound the column layout; a row is read in the widest whole
+// words its alignment allows. Such a row starts at an element index that
+// is a multiple of K (the rows before it hold K elements each, and so
+// does the slice's element offset inside its binding; see
+// affine_rows.glsl): f32 rows of 4 or 8 elements are vec4 words, 16-bit
+// rows of 8 or 16 uvec4 words (8 elements each), of 4 one uvec2 word, of
+// 2 one 32-bit word. Other rows (f32 k = 2 and 16) are read element by
+// element. The values are the same either way.
 #if defined(DT_F32)
-#define A_ROWS_VEC4 (K == 4u || K == 8u)
+#define A_ROW(row, ai)                                                  \
+    {                                                                   \
+        uint arow_i_ = (ai);                                            \
+        if (K == 4u || K == 8u) {                                       \
+            for (uint q_ = 0u; q_ < K / 4u; q_++) {                     \
+                vec4 w_ = A4_[arow_i_ / 4u + q_];                       \
+                row[4u * q_] = w_.x;                                    \
+                row[4u * q_ + 1u] = w_.y;                               \
+                row[4u * q_ + 2u] = w_.z;                               \
+                row[4u * q_ + 3u] = w_.w;                               \
+            }                                                           \
+        } else {                                                        \
+            for (uint m_ = 0u; m_ < K; m_++) {                          \
+                row[m_] = A_[arow_i_ + m_];                             \
+            }                                                           \
+        }                                                               \
+    }
 #else
-#define A_ROWS_VEC4 false
+#define A_ROW(row, ai)                                                  \
+    {                                                                   \
+        uint arow_i_ = (ai);                                            \
+        if (K % 8u == 0u) {                                             \
+            for (uint q_ = 0u; q_ < K / 8u; q_++) {                     \
+                uvec4 w_ = A4_[arow_i_ / 8u + q_];                      \
+                vec2 p0_ = WIDEN2(w_.x), p1_ = WIDEN2(w_.y);            \
+                vec2 p2_ = WIDEN2(w_.z), p3_ = WIDEN2(w_.w);            \
+                row[8u * q_] = p0_.x;                                   \
+                row[8u * q_ + 1u] = p0_.y;                              \
+                row[8u * q_ + 2u] = p1_.x;                              \
+                row[8u * q_ + 3u] = p1_.y;                              \
+                row[8u * q_ + 4u] = p2_.x;                              \
+                row[8u * q_ + 5u] = p2_.y;                              \
+                row[8u * q_ + 6u] = p3_.x;                              \
+                row[8u * q_ + 7u] = p3_.y;                              \
+            }                                                           \
+        } else if (K == 4u) {                                           \
+            uvec2 w_ = A2_[arow_i_ / 4u];                               \
+            vec2 p0_ = WIDEN2(w_.x), p1_ = WIDEN2(w_.y);                \
+            row[0] = p0_.x;                                             \
+            row[1u % K] = p0_.y;                                        \
+            row[2u % K] = p1_.x;                                        \
+            row[3u % K] = p1_.y;                                        \
+        } else if (K == 2u) {                                           \
+            vec2 p_ = WIDEN2(A_[arow_i_ / 2u]);                         \
+            row[0] = p_.x;                                              \
+            row[1u % K] = p_.y;                                         \
+        } else {                                                        \
+            for (uint m_ = 0u; m_ < K; m_++) {                          \
+                row[m_] = LD(A_, arow_i_ + m_);                         \
+            }                                                           \
+        }                                                               \
+    }
 #endif
 
 // A_DOT adds to acc the sum over m = 0..K-1, ascending, of A[ai + m] *
 // xv[x0 + m]: a row of A times a vector.
 #define A_DOT(acc, ai, xv, x0)                                          \
-    {                                                                  \
-        uint adot_i_ = (ai);                                           \
-        if (A_ROWS_VEC4) {                                             \
-            for (uint q_ = 0u; q_ < K / 4u; q_++) {                    \
-                vec4 w_ = A_VEC(adot_i_ / 4u + q_);                    \
-                acc += w_.x * xv[(x0) + 4u * q_];                       \
-                acc += w_.y * xv[(x0) + 4u * q_ + 1u];                  \
-                acc += w_.z * xv[(x0) + 4u * q_ + 2u];                  \
-                acc += w_.w * xv[(x0) + 4u * q_ + 3u];                  \
-            }                                                          \
-        } else {                                                       \
-            for (uint m_ = 0u; m_ < K; m_++) {                         \
-                acc += LD(A_, adot_i_ + m_) * xv[(x0) + m_];            \
-            }                                                          \
-        }                                                              \
+    {                                                                   \
+        float adot_row_[K];                                             \
+        A_ROW(adot_row_, ai);                                           \
+        for (uint m_ = 0u; m_ < K; m_++) {                              \
+            acc += adot_row_[m_] * xv[(x0) + m_];                       \
+        }                                                               \
     }

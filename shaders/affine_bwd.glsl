@@ -21,29 +21,16 @@ OUT_BUFFER(6, dH0_)
 layout(std430, set = 0, binding = 7) buffer BufG32 { float G32_[]; };
 
 // at_mul sets o = A^T g for the kxk block of A at element ai; each o[m]
-// sums over i from 0 in ascending order. Where A_ROWS_VEC4, A is read row
-// by row as vec4, else element by element, column by column.
+// sums over i from 0 in ascending order. A is read row by row (A_ROW).
 void at_mul(uint ai, float g[K], out float o[K]) {
-    if (A_ROWS_VEC4) {
+    for (uint m = 0u; m < K; m++) {
+        o[m] = 0.0;
+    }
+    for (uint i = 0u; i < K; i++) {
+        float row[K];
+        A_ROW(row, ai + i * K);
         for (uint m = 0u; m < K; m++) {
-            o[m] = 0.0;
-        }
-        for (uint i = 0u; i < K; i++) {
-            for (uint q = 0u; q < K / 4u; q++) {
-                vec4 w = A_VEC((ai + i * K) / 4u + q);
-                o[4u * q] += w.x * g[i];
-                o[4u * q + 1u] += w.y * g[i];
-                o[4u * q + 2u] += w.z * g[i];
-                o[4u * q + 3u] += w.w * g[i];
-            }
-        }
-    } else {
-        for (uint m = 0u; m < K; m++) {
-            float acc = 0.0;
-            for (uint i = 0u; i < K; i++) {
-                acc += LD(A_, ai + i * K + m) * g[i];
-            }
-            o[m] = acc;
+            o[m] += row[m] * g[i];
         }
     }
 }

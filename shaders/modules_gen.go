@@ -72,8 +72,8 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "ccb2952d7384eda8156a8b427d88b04e303dd9d446f8a58d4a8cd00dbe7f37aa",
-	"affine_bwd.glsl":                  "d69cf653456bd3995d2209a3ba5252b8246fa29197ddc4f762bb4a5161623bc3",
+	"affine.glsl":                      "4eda47c9690eef1844604bc1d9bbb0aa1973346bcf56d495397630af2557a414",
+	"affine_bwd.glsl":                  "751e7bef09b8d4bdf19bdd17c6999dca23c2f89dc3c67a84503202ad4ec35d40",
 	"affine_fwd.glsl":                  "ef121b758301762cd33391b49d931235099db62cc84c27048004f0aa6f4d6aaa",
 	"affine_rows.glsl":                 "8d9615d4f4764f2ebce684e7e735332cee2d1158124c476be1ab735918ab26a1",
 	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",

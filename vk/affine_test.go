@@ -16,7 +16,8 @@ import (
 // forward and backward, against eager at the chunk count the layout picks
 // and at counts it never does (chunks of unequal length, a short last one,
 // workgroups that are not a power of two, one chunk with v > 1), with and
-// without an initial state. The conformance matrix reaches this layout
+// without an initial state, in each row width the 16-bit kernels read
+// in whole words (k = 2, 4, 8, 16). The conformance matrix reaches this layout
 // only where the row layout does not fit or the lanes are few.
 func TestAffineColumnPaths(t *testing.T) {
 	b := testBackend(t)
@@ -39,6 +40,10 @@ func TestAffineColumnPaths(t *testing.T) {
 		{scans.F32, 2, 2, 200, 3, true},
 		{scans.F32, 8, 8, 64, 1, false},
 		{scans.F32, 4, 8, 130, 4, true},
+		{scans.F16, 4, 2, 120, 4, true},
+		{scans.BF16, 2, 2, 77, 3, false},
+		{scans.BF16, 8, 8, 64, 1, true},
+		{scans.F16, 16, 2, 40, 2, false},
 	} {
 		b.cfg.blockChunks = r.chunks
 		for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
