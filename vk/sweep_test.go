@@ -22,8 +22,8 @@ import (
 // one tab-separated row per timing to that file (and the log). It is how
 // the rules in plan.go are chosen and rechecked on a new device; without
 // the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
-// (comma-separated; default all): long, large, aligned, givens, givens16,
-// rows.
+// (comma-separated; default all): long, long16, large, aligned, givens,
+// givens16, rows, affine-long.
 //   - givens: givens_scan at the lab and long-T shapes (and the large
 //     forward) with the kernels without subgroup operations and with the
 //     subgroup kernels under every chunk count and ring depths 4 and 16;
@@ -34,6 +34,8 @@ import (
 //   - givens16: the Givens forward at the large shape in every element
 //     type under ring depths 2 to 32 (rows "sg-d2" to "sg-d32"), or
 //     those of MINGRU_VK_SWEEP_DEPTHS.
+//   - long16: linear_scan and parallel_scan_log at the long-T shape in
+//     f16 and bf16 under tiles of 4 to 16 units and 16 to 128 chunks.
 //   - rows: matrix_affine_scan in the row layout (f32) under workgroups of
 //     32 to 128 invocations and rings of 2 to 8 steps; its rows say "rows"
 //     and give the workgroup as the tile and the ring as the chunks.
@@ -104,7 +106,7 @@ func TestLayoutSweep(t *testing.T) {
 	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
 	sets := os.Getenv("MINGRU_VK_SWEEP_SETS")
 	if sets == "" {
-		sets = "long,large,aligned,givens,givens16,rows,affine-long"
+		sets = "long,long16,large,aligned,givens,givens16,rows,affine-long"
 	}
 	want := func(set string) bool { return strings.Contains(","+sets+",", ","+set+",") }
 	// grid times op at dims under every tile width of tiles and chunk
@@ -139,6 +141,35 @@ func TestLayoutSweep(t *testing.T) {
 		for _, op := range ops {
 			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
 				grid("long-T", op, long.Dims(op), scans.F32, mode, []int{8, 16, 32}, 1024)
+			}
+		}
+	}
+	// long16: linear_scan and parallel_scan_log at the long-T shape in
+	// f16 and bf16, forward and forward+backward, the rule's layout and
+	// tiles of 4 to 16 units (two channels each) under 16 to 128 chunks.
+	if want("long16") {
+		for _, op := range ops[:2] {
+			dims, err := bench.NormalizeDims(op, long.Dims(op))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, dt := range []scans.DType{scans.F16, scans.BF16} {
+				units, steps := elementwiseUnits(op, dt, dims.N)
+				rt, rc := tiledLayout(dims.B, dims.T, units, tiledWorkgroupCap(op, d.maxWorkgroup()), steps, unitChannels(op, dt))
+				for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
+					row("long-T", op, dims, dt, mode, rt, rc, true)
+					for _, tile := range []int{4, 8, 16} {
+						for chunks := 16; chunks <= 128 && tile*chunks <= d.maxWorkgroup() && chunks*steps <= 2*dims.T; chunks *= 2 {
+							if tile == rt && chunks == rc {
+								continue
+							}
+							tc, cc := tile, chunks
+							tiledLayoutOf = func(int, int, int, int, int, int) (int, int) { return tc, cc }
+							row("long-T", op, dims, dt, mode, tile, chunks, false)
+							tiledLayoutOf = tiledLayout
+						}
+					}
+				}
 			}
 		}
 	}
