@@ -1,31 +1,40 @@
 // Layout of the block kernels (matrix_scan, matrix_affine_scan).
 //
 // H_t = A_t H_{t-1} + X_t multiplies from the left, so the v columns of a
-// kxv block evolve independently: invocation (lane, c) keeps column c of
-// its lane's state (k floats) in registers. A lane is (b, n).
+// kxv block evolve independently: an invocation keeps COLS adjacent
+// columns c .. c+COLS-1 of its lane's state (COLS*k floats) in registers.
+// A lane is (b, n). COLS is 1, or 2 where the host asks for it (v even):
+// each row of A_t read then serves two columns, and in 16-bit types the
+// two columns' elements of a row of X or H are one whole word, loaded and
+// stored as such, where one column an invocation shares each word with its
+// neighbour and stores its half with two atomics. The columns are
+// computed with the same operations in the same order either way.
 //
 // T is cut into CHUNKS chunks. A workgroup holds LPW whole lanes times
-// CHUNKS chunks: invocation id = (j*LPW + lane_local)*V + c, so WG =
-// LPW*V*CHUNKS and each chunk's invocations are contiguous. With
-// CHUNKS = 1 an invocation walks all T steps; no shared memory, no
-// barriers. With CHUNKS > 1, pass 1 computes each chunk's aggregate map
-// h -> P h + S[:,c] from a zero carry (S by the column's invocation, the
-// kxk product P by the lane's invocations, column m of P by invocation
-// m mod V), the aggregates meet in shared memory after one barrier, and
-// each invocation folds the aggregates of earlier chunks into its carry-in
-// and rescans its chunk. Pass 1 costs about 1 + ceil(k/v) times a plain
-// step, so the host chunks only where that factor is small.
+// CHUNKS chunks: invocation id = (j*LPW + lane_local)*VI + ci, VI = V/COLS
+// invocations a lane and chunk, ci = c/COLS, so WG = LPW*VI*CHUNKS and
+// each chunk's invocations are contiguous. With CHUNKS = 1 an invocation
+// walks all T steps; no shared memory, no barriers. With CHUNKS > 1, pass
+// 1 computes each chunk's aggregate map h -> P h + S[:,c] from a zero
+// carry (S by the column's invocation, the kxk product P by the lane's
+// invocations, column m of P by invocation m mod VI), the aggregates meet
+// in shared memory after one barrier, and each invocation folds the
+// aggregates of earlier chunks into its carry-in and rescans its chunk.
+// Pass 1 costs about COLS + ceil(k/VI) plain column steps, so the host
+// chunks only where that factor is small.
 //
 // Composing the chunks' maps is exact algebra but not IEEE-identical to
 // the recurrence once a value is infinite or NaN (inf - inf and 0 * inf
 // come in another order). A sum of products with a non-finite operand is
 // not finite, and a non-finite entry of the carry reaches every entry in
 // the next fold, so a finite carry-in means every aggregate folded (and
-// H0) was finite. An invocation whose carry-in is not finite takes it from
-// the sequential recurrence over the steps before its chunk instead, from
-// memory; it decides alone (columns are independent recurrences).
+// H0) was finite. A column whose carry-in is not finite takes it from the
+// sequential recurrence over the steps before its chunk instead, from
+// memory; each column decides alone (columns are independent
+// recurrences), whatever COLS is.
 
 layout(constant_id = 3) const uint CHUNKS = 1;
+layout(constant_id = 13) const uint COLS = 1;  // columns an invocation (1 or 2)
 
 // A_ row views: A (binding 0) seen a second time as 16-byte vectors, and
 // for 16-bit types a third time as 8-byte ones, so that a row of A can be
@@ -37,18 +46,22 @@ layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { uvec4 A4_[]; };
 layout(std430, set = 0, binding = 0) readonly buffer Buf2_0 { uvec2 A2_[]; };
 #endif
 
-const uint LPW = WG / (V * CHUNKS);        // lanes per workgroup
-const uint NP = (K + V - 1u) / V;          // columns of P per invocation
+const uint VI = V / COLS;                  // invocations a lane and chunk
+const uint KC = K * COLS;                  // state floats an invocation
+const uint LPW = WG / (VI * CHUNKS);       // lanes per workgroup
+const uint NP = (K + VI - 1u) / VI;        // columns of P per invocation
 const uint CHUNKED = 1u - 1u / CHUNKS;     // 0 when CHUNKS == 1, else 1
 
-// Aggregates: P per (chunk, lane) as kxk row-major, S per invocation.
+// Aggregates: P per (chunk, lane) as kxk row-major, S per column.
 // Sized 1 when unchunked so that unchunked kernels need no shared memory.
-shared float sh_P[CHUNKED * (WG / V) * K * K + 1u];
-shared float sh_S[CHUNKED * WG * K + 1u];
+shared float sh_P[CHUNKED * (WG / VI) * K * K + 1u];
+shared float sh_S[CHUNKED * WG * KC + 1u];
 
 struct Col {
     bool live;
-    uint b, n, c;
+    uint b, n;
+    uint c;       // first column
+    uint ci;      // invocation within the lane and chunk: c / COLS
     uint j;       // chunk
     uint local;   // lane within the workgroup
     uint t0, t1;  // steps [t0, t1) of the chunk
@@ -57,9 +70,10 @@ struct Col {
 Col column_of_invocation() {
     Col r;
     uint lid = gl_LocalInvocationID.x;
-    r.c = lid % V;
-    r.local = (lid / V) % LPW;
-    r.j = lid / (V * LPW);
+    r.ci = lid % VI;
+    r.c = r.ci * COLS;
+    r.local = (lid / VI) % LPW;
+    r.j = lid / (VI * LPW);
     uint lane = workgroup_index() * LPW + r.local;
     r.b = lane / pc.N;
     r.n = lane - r.b * pc.N;
@@ -76,22 +90,66 @@ uint x_index(Col r, uint t) { return ((r.b * pc.T + t) * pc.N + r.n) * K * V; }
 uint init_index(Col r) { return (r.b * pc.N + r.n) * K * V; }
 
 // Shared-memory offsets of chunk k's aggregates for this invocation's lane
-// and column.
+// and its column c + cc.
 uint p_slot(Col r, uint k) { return (k * LPW + r.local) * K * K; }
-uint s_slot(Col r, uint k) { return ((k * LPW + r.local) * V + r.c) * K; }
+uint s_slot(Col r, uint k, uint cc) { return ((k * LPW + r.local) * V + r.c + cc) * K; }
+
+// An invocation's COLS columns of a kxv block or state are arrays of KC
+// floats, column cc at [cc*K, cc*K + K): IDX(cc, i) is element i of column
+// cc. (Arrays of KC floats are passed to macros, not functions: glslang
+// does not reliably match array parameters whose size is an expression
+// of specialization constants.)
+#define IDX(cc, i) ((cc) * K + (i))
+
+// LD_COLS(v, arr, e, i) sets element i of each of the invocation's
+// columns in v from elements e .. e+COLS-1 of arr: one word for a 16-bit
+// pair (LDW). ST_COLS(arr, e, v, i) stores them back alike (ST2: one
+// plain store of a whole word where e is even).
+#if defined(DT_F32)
+#define LD_COLS(v, arr, e, i)                                           \
+    {                                                                   \
+        uint ldc_e_ = (e);                                              \
+        for (uint cc_ = 0u; cc_ < COLS; cc_++) {                        \
+            v[IDX(cc_, i)] = arr[ldc_e_ + cc_];                         \
+        }                                                               \
+    }
+#else
+#define LD_COLS(v, arr, e, i)                                           \
+    {                                                                   \
+        uint ldc_e_ = (e);                                              \
+        if (COLS == 2u) {                                               \
+            uint ldc_w_;                                                \
+            LDW(ldc_w_, arr, ldc_e_);                                   \
+            vec2 ldc_p_ = WIDEN2(ldc_w_);                               \
+            v[IDX(0u, i)] = ldc_p_.x;                                   \
+            v[IDX(1u % COLS, i)] = ldc_p_.y;                            \
+        } else {                                                        \
+            v[IDX(0u, i)] = LD(arr, ldc_e_);                            \
+        }                                                               \
+    }
+#endif
+#define ST_COLS(arr, e, v, i)                                           \
+    {                                                                   \
+        uint stc_e_ = (e);                                              \
+        if (COLS == 2u) {                                               \
+            ST2(arr, stc_e_, v[IDX(0u, i)], v[IDX(1u % COLS, i)]);      \
+        } else {                                                        \
+            ST(arr, stc_e_, v[IDX(0u, i)]);                             \
+        }                                                               \
+    }
 
 // STORE_CHUNK(r, s, cols) stores this invocation's part of its chunk's
-// aggregate in shared memory: its column s of S (K floats) and its columns
-// cols of P (NP*K floats). (A macro: glslang does not reliably match
-// array parameters whose size is an expression of specialization
-// constants.)
+// aggregate in shared memory: its columns s of S (KC floats) and its
+// columns cols of P (NP*K floats).
 #define STORE_CHUNK(r, s, cols)                                         \
     {                                                                   \
-        for (uint i_ = 0u; i_ < K; i_++) {                              \
-            sh_S[s_slot(r, r.j) + i_] = s[i_];                          \
+        for (uint cc_ = 0u; cc_ < COLS; cc_++) {                        \
+            for (uint i_ = 0u; i_ < K; i_++) {                          \
+                sh_S[s_slot(r, r.j, cc_) + i_] = s[IDX(cc_, i_)];       \
+            }                                                           \
         }                                                               \
         for (uint q_ = 0u; q_ < NP; q_++) {                             \
-            uint m_ = r.c + q_ * V;                                     \
+            uint m_ = r.ci + q_ * VI;                                   \
             if (m_ < K) {                                               \
                 for (uint i_ = 0u; i_ < K; i_++) {                      \
                     sh_P[p_slot(r, r.j) + i_ * K + m_] = cols[q_ * K + i_]; \
@@ -100,20 +158,38 @@ uint s_slot(Col r, uint k) { return ((k * LPW + r.local) * V + r.c) * K; }
         }                                                               \
     }
 
-// apply_chunk maps v through chunk k's aggregate: v = P_k v + S_k.
-void apply_chunk(Col r, uint k, inout float v[K]) {
-    float nv[K];
-    for (uint i = 0u; i < K; i++) {
-        float acc = sh_S[s_slot(r, k) + i];
-        for (uint m = 0u; m < K; m++) {
-            acc += sh_P[p_slot(r, k) + i * K + m] * v[m];
-        }
-        nv[i] = acc;
+// APPLY_CHUNK(r, k, v) maps each column of v (KC floats) through chunk
+// k's aggregate: v = P_k v + S_k.
+#define APPLY_CHUNK(r, k, v)                                            \
+    {                                                                   \
+        uint apc_k_ = (k);                                              \
+        for (uint cc_ = 0u; cc_ < COLS; cc_++) {                        \
+            float apc_n_[K];                                            \
+            for (uint i_ = 0u; i_ < K; i_++) {                          \
+                float acc_ = sh_S[s_slot(r, apc_k_, cc_) + i_];         \
+                for (uint m_ = 0u; m_ < K; m_++) {                      \
+                    acc_ += sh_P[p_slot(r, apc_k_) + i_ * K + m_] * v[IDX(cc_, m_)]; \
+                }                                                       \
+                apc_n_[i_] = acc_;                                      \
+            }                                                           \
+            for (uint i_ = 0u; i_ < K; i_++) {                          \
+                v[IDX(cc_, i_)] = apc_n_[i_];                           \
+            }                                                           \
+        }                                                               \
     }
-    for (uint i = 0u; i < K; i++) {
-        v[i] = nv[i];
+
+// FINITE_COLS(fin, v) sets the bools fin[cc] to whether column cc of v is
+// finite.
+#define FINITE_COLS(fin, v)                                             \
+    {                                                                   \
+        for (uint cc_ = 0u; cc_ < COLS; cc_++) {                        \
+            bool f_ = true;                                             \
+            for (uint i_ = 0u; i_ < K; i_++) {                          \
+                f_ = f_ && !isnan(v[IDX(cc_, i_)]) && !isinf(v[IDX(cc_, i_)]); \
+            }                                                           \
+            fin[cc_] = f_;                                              \
+        }                                                               \
     }
-}
 
 // A_ROW(row, ai) sets row[m] = A[ai + m], m = 0..K-1: row i of a block
 // of A when ai = a block's first element + i*K. Each of a lane's v

@@ -35,40 +35,69 @@ void at_mul(uint ai, float g[K], out float o[K]) {
     }
 }
 
+// AT_MUL_COLS(ai, g, o) is at_mul for each of the invocation's columns (g
+// and o of KC floats), each row of A read once for all of them.
+#define AT_MUL_COLS(ai, g, o)                                           \
+    {                                                                   \
+        uint atm_ai_ = (ai);                                            \
+        for (uint e_ = 0u; e_ < KC; e_++) {                             \
+            o[e_] = 0.0;                                                \
+        }                                                               \
+        for (uint i_ = 0u; i_ < K; i_++) {                              \
+            float atm_row_[K];                                          \
+            A_ROW(atm_row_, atm_ai_ + i_ * K);                          \
+            for (uint cc_ = 0u; cc_ < COLS; cc_++) {                    \
+                for (uint m_ = 0u; m_ < K; m_++) {                      \
+                    o[IDX(cc_, m_)] += atm_row_[m_] * g[IDX(cc_, i_)];  \
+                }                                                       \
+            }                                                           \
+        }                                                               \
+    }
+
+// LOAD_G(r, t, u, g) sets g = dH_t + u for the invocation's columns.
+#define LOAD_G(r, t, u, g)                                              \
+    {                                                                   \
+        uint lg_xi_ = pc.off[3] + x_index(r, (t)) + r.c;                \
+        for (uint i_ = 0u; i_ < K; i_++) {                              \
+            LD_COLS(g, dH_, lg_xi_ + i_ * V, i_);                       \
+            for (uint cc_ = 0u; cc_ < COLS; cc_++) {                    \
+                g[IDX(cc_, i_)] += u[IDX(cc_, i_)];                     \
+            }                                                           \
+        }                                                               \
+    }
+
 void scan_columns() {
     Col r = column_of_invocation();
-    float u[K];  // A_{t+1}^T G_{t+1}, column c
-    float g[K];
-    float hp[K];
+    float u[KC];  // A_{t+1}^T G_{t+1}, the invocation's columns
+    float g[KC];
+    float hp[K];  // H_{t-1} (V = 1, so COLS = 1)
     if (CHUNKS > 1u) {
         // Pass 1, right to left: u_out = Q u_in + R with R from u_in = 0
-        // (this column) and Q = A_s^T ... A_{e-1}^T (owned columns).
+        // (these columns) and Q = A_s^T ... A_{e-1}^T (owned columns).
         float q[NP * K];
         for (uint w = 0u; w < NP; w++) {
             for (uint i = 0u; i < K; i++) {
-                q[w * K + i] = (i == r.c + w * V) ? 1.0 : 0.0;
+                q[w * K + i] = (i == r.ci + w * VI) ? 1.0 : 0.0;
             }
         }
-        for (uint i = 0u; i < K; i++) {
-            u[i] = 0.0;
+        for (uint e = 0u; e < KC; e++) {
+            u[e] = 0.0;
         }
         if (r.live) {
             for (uint tt = r.t1; tt > r.t0; tt--) {
                 uint t = tt - 1u;
                 uint ai = pc.off[0] + a_index(r, t);
-                uint xi = x_index(r, t) + r.c;
-                for (uint i = 0u; i < K; i++) {
-                    g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
-                }
-                at_mul(ai, g, u);
+                LOAD_G(r, t, u, g);
+                AT_MUL_COLS(ai, g, u);
                 for (uint w = 0u; w < NP; w++) {
                     float qw[K];
+                    float qn[K];
                     for (uint i = 0u; i < K; i++) {
                         qw[i] = q[w * K + i];
                     }
-                    at_mul(ai, qw, g);
+                    at_mul(ai, qw, qn);
                     for (uint m = 0u; m < K; m++) {
-                        q[w * K + m] = g[m];
+                        q[w * K + m] = qn[m];
                     }
                 }
             }
@@ -79,30 +108,37 @@ void scan_columns() {
     if (!r.live) {
         return;
     }
-    for (uint i = 0u; i < K; i++) {
-        u[i] = 0.0;
+    for (uint e = 0u; e < KC; e++) {
+        u[e] = 0.0;
     }
     if (CHUNKS > 1u) {
         for (uint k = CHUNKS - 1u; k > r.j; k--) {
-            apply_chunk(r, k, u);
+            APPLY_CHUNK(r, k, u);
         }
-        // A carry-in that is not finite: walk the later steps of this
-        // column one by one instead (see affine.glsl).
-        bool finite = true;
-        for (uint i = 0u; i < K; i++) {
-            finite = finite && !isnan(u[i]) && !isinf(u[i]);
+        // A column whose carry-in is not finite: walk the later steps one
+        // by one instead (see affine.glsl), keeping the folded carry-in
+        // of a finite column.
+        bool fin[COLS];
+        FINITE_COLS(fin, u);
+        bool all = true;
+        for (uint cc = 0u; cc < COLS; cc++) {
+            all = all && fin[cc];
         }
-        if (!finite) {
-            for (uint i = 0u; i < K; i++) {
-                u[i] = 0.0;
+        if (!all) {
+            float folded[KC];
+            for (uint e = 0u; e < KC; e++) {
+                folded[e] = u[e];
+                u[e] = 0.0;
             }
             for (uint tt = pc.T; tt > r.t1; tt--) {
                 uint t = tt - 1u;
-                uint xi = x_index(r, t) + r.c;
+                LOAD_G(r, t, u, g);
+                AT_MUL_COLS(pc.off[0] + a_index(r, t), g, u);
+            }
+            for (uint cc = 0u; cc < COLS; cc++) {
                 for (uint i = 0u; i < K; i++) {
-                    g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
+                    u[IDX(cc, i)] = fin[cc] ? folded[IDX(cc, i)] : u[IDX(cc, i)];
                 }
-                at_mul(pc.off[0] + a_index(r, t), g, u);
             }
         }
     }
@@ -110,13 +146,12 @@ void scan_columns() {
         uint t = tt - 1u;
         uint ai = pc.off[0] + a_index(r, t);
         uint xi = x_index(r, t) + r.c;
-        // Every load of the step (dH, H and A in at_mul) comes before its
-        // first store: a compiler need not move a load above a store to
-        // another binding (bindings may alias), and a store between the
-        // loads makes the step one round trip to memory per load.
-        for (uint i = 0u; i < K; i++) {
-            g[i] = LD(dH_, pc.off[3] + xi + i * V) + u[i];
-        }
+        // Every load of the step (dH, H and A in AT_MUL_COLS) comes
+        // before its first store: a compiler need not move a load above a
+        // store to another binding (bindings may alias), and a store
+        // between the loads makes the step one round trip to memory per
+        // load.
+        LOAD_G(r, t, u, g);
         if (V == 1u) {
             for (uint m = 0u; m < K; m++) {
                 if (t > 0u) {
@@ -128,11 +163,13 @@ void scan_columns() {
                 }
             }
         }
-        at_mul(ai, g, u);
+        AT_MUL_COLS(ai, g, u);
         for (uint i = 0u; i < K; i++) {
-            ST(dX_, pc.off[5] + xi + i * V, g[i]);
+            ST_COLS(dX_, pc.off[5] + xi + i * V, g, i);
             if (WRITE_G32) {
-                G32_[pc.off[7] + xi + i * V] = g[i];
+                for (uint cc = 0u; cc < COLS; cc++) {
+                    G32_[pc.off[7] + xi + i * V + cc] = g[IDX(cc, i)];
+                }
             }
         }
         if (V == 1u) {
@@ -146,7 +183,7 @@ void scan_columns() {
     }
     if (r.j == 0u && HAS_INIT) {
         for (uint i = 0u; i < K; i++) {
-            ST(dH0_, pc.off[6] + init_index(r) + i * V + r.c, u[i]);
+            ST_COLS(dH0_, pc.off[6] + init_index(r) + i * V + r.c, u, i);
         }
     }
 }

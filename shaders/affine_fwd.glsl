@@ -6,49 +6,74 @@ IN_BUFFER(1, X_)
 IN_BUFFER(2, H0_)
 OUT_BUFFER(3, H_)
 
-// step applies step t of the lane to this invocation's column h:
-// h <- A_t h + X_t[:, c], summing in the same order everywhere.
-void step(Col r, uint t, inout float h[K]) {
-    uint ai = pc.off[0] + a_index(r, t);
-    uint xi = x_index(r, t) + r.c;
-    float hn[K];
-    for (uint i = 0u; i < K; i++) {
-        float acc = LD(X_, pc.off[1] + xi + i * V);
-        A_DOT(acc, ai + i * K, h, 0u);
-        hn[i] = acc;
+// STEP(r, t, h) applies step t of the lane to this invocation's columns
+// h (KC floats): h <- A_t h + X_t[:, c .. c+COLS-1], each column summing
+// X first, then A's row times h in ascending order, as everywhere. Each
+// row of A_t is read once for all the columns.
+#define STEP(r, t, h)                                                   \
+    {                                                                   \
+        uint st_ai_ = pc.off[0] + a_index(r, (t));                      \
+        uint st_xi_ = pc.off[1] + x_index(r, (t)) + r.c;                \
+        float st_hn_[KC];                                               \
+        for (uint i_ = 0u; i_ < K; i_++) {                              \
+            LD_COLS(st_hn_, X_, st_xi_ + i_ * V, i_);                   \
+            float st_row_[K];                                           \
+            A_ROW(st_row_, st_ai_ + i_ * K);                            \
+            for (uint cc_ = 0u; cc_ < COLS; cc_++) {                    \
+                float acc_ = st_hn_[IDX(cc_, i_)];                      \
+                for (uint m_ = 0u; m_ < K; m_++) {                      \
+                    acc_ += st_row_[m_] * h[IDX(cc_, m_)];              \
+                }                                                       \
+                st_hn_[IDX(cc_, i_)] = acc_;                            \
+            }                                                           \
+        }                                                               \
+        for (uint e_ = 0u; e_ < KC; e_++) {                             \
+            h[e_] = st_hn_[e_];                                         \
+        }                                                               \
     }
-    for (uint i = 0u; i < K; i++) {
-        h[i] = hn[i];
+
+// LOAD_INIT(r, h) sets h to the invocation's columns of H0, or zeros.
+#define LOAD_INIT(r, h)                                                 \
+    {                                                                   \
+        for (uint i_ = 0u; i_ < K; i_++) {                              \
+            if (HAS_INIT) {                                             \
+                LD_COLS(h, H0_, pc.off[2] + init_index(r) + i_ * V + r.c, i_); \
+            } else {                                                    \
+                for (uint cc_ = 0u; cc_ < COLS; cc_++) {                \
+                    h[IDX(cc_, i_)] = 0.0;                              \
+                }                                                       \
+            }                                                           \
+        }                                                               \
     }
-}
 
 void main() {
     Col r = column_of_invocation();
-    float h[K];
-    float hn[K];
+    float h[KC];
     if (CHUNKS > 1u) {
-        // Pass 1: S (this column) and the owned columns of P over the chunk.
+        // Pass 1: S (these columns) and the owned columns of P over the
+        // chunk.
         float p[NP * K];
+        float pn[K];
         for (uint q = 0u; q < NP; q++) {
             for (uint i = 0u; i < K; i++) {
-                p[q * K + i] = (i == r.c + q * V) ? 1.0 : 0.0;
+                p[q * K + i] = (i == r.ci + q * VI) ? 1.0 : 0.0;
             }
         }
-        for (uint i = 0u; i < K; i++) {
-            h[i] = 0.0;
+        for (uint e = 0u; e < KC; e++) {
+            h[e] = 0.0;
         }
         if (r.live) {
             for (uint t = r.t0; t < r.t1; t++) {
-                step(r, t, h);
+                STEP(r, t, h);
                 uint ai = pc.off[0] + a_index(r, t);
                 for (uint q = 0u; q < NP; q++) {
                     for (uint i = 0u; i < K; i++) {
                         float acc = 0.0;
                         A_DOT(acc, ai + i * K, p, q * K);
-                        hn[i] = acc;
+                        pn[i] = acc;
                     }
                     for (uint i = 0u; i < K; i++) {
-                        p[q * K + i] = hn[i];
+                        p[q * K + i] = pn[i];
                     }
                 }
             }
@@ -59,33 +84,41 @@ void main() {
     if (!r.live) {
         return;
     }
-    for (uint i = 0u; i < K; i++) {
-        h[i] = HAS_INIT ? LD(H0_, pc.off[2] + init_index(r) + i * V + r.c) : 0.0;
-    }
+    LOAD_INIT(r, h);
     if (CHUNKS > 1u) {
         for (uint k = 0u; k < r.j; k++) {
-            apply_chunk(r, k, h);
+            APPLY_CHUNK(r, k, h);
         }
-        // A carry-in that is not finite: walk the earlier steps of this
-        // column one by one instead (see affine.glsl).
-        bool finite = true;
-        for (uint i = 0u; i < K; i++) {
-            finite = finite && !isnan(h[i]) && !isinf(h[i]);
+        // A column whose carry-in is not finite: walk the earlier steps
+        // one by one instead (see affine.glsl), keeping the folded
+        // carry-in of a finite column.
+        bool fin[COLS];
+        FINITE_COLS(fin, h);
+        bool all = true;
+        for (uint cc = 0u; cc < COLS; cc++) {
+            all = all && fin[cc];
         }
-        if (!finite) {
-            for (uint i = 0u; i < K; i++) {
-                h[i] = HAS_INIT ? LD(H0_, pc.off[2] + init_index(r) + i * V + r.c) : 0.0;
+        if (!all) {
+            float folded[KC];
+            for (uint e = 0u; e < KC; e++) {
+                folded[e] = h[e];
             }
+            LOAD_INIT(r, h);
             for (uint t = 0u; t < r.t0; t++) {
-                step(r, t, h);
+                STEP(r, t, h);
+            }
+            for (uint cc = 0u; cc < COLS; cc++) {
+                for (uint i = 0u; i < K; i++) {
+                    h[IDX(cc, i)] = fin[cc] ? folded[IDX(cc, i)] : h[IDX(cc, i)];
+                }
             }
         }
     }
     for (uint t = r.t0; t < r.t1; t++) {
-        step(r, t, h);
-        uint xi = x_index(r, t) + r.c;
+        STEP(r, t, h);
+        uint xi = pc.off[3] + x_index(r, t) + r.c;
         for (uint i = 0u; i < K; i++) {
-            ST(H_, pc.off[3] + xi + i * V, h[i]);
+            ST_COLS(H_, xi + i * V, h, i);
         }
     }
 }

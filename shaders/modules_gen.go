@@ -72,9 +72,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "4eda47c9690eef1844604bc1d9bbb0aa1973346bcf56d495397630af2557a414",
-	"affine_bwd.glsl":                  "751e7bef09b8d4bdf19bdd17c6999dca23c2f89dc3c67a84503202ad4ec35d40",
-	"affine_fwd.glsl":                  "ef121b758301762cd33391b49d931235099db62cc84c27048004f0aa6f4d6aaa",
+	"affine.glsl":                      "4428f0c3274ce2755eefd737792ba351437db0ff7753b256c4808466b251695f",
+	"affine_bwd.glsl":                  "191e7abb5edc04a5fca626e3e08ae50f03f01065b708480b5a2c770eb6247062",
+	"affine_fwd.glsl":                  "980dca8f7c9fc18451c2bde9f7a949ef58831c03e11d830c1ba20fb12deca7b2",
 	"affine_rows.glsl":                 "8d9615d4f4764f2ebce684e7e735332cee2d1158124c476be1ab735918ab26a1",
 	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",
 	"common.glsl":                      "96a9a860702df38dcbcfe452882e7d03870e91ff55bdb7bcda0dfeb60897483b",

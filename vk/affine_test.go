@@ -17,7 +17,8 @@ import (
 // and at counts it never does (chunks of unequal length, a short last one,
 // workgroups that are not a power of two, one chunk with v > 1), with and
 // without an initial state, in each row width the 16-bit kernels read
-// in whole words (k = 2, 4, 8, 16). The conformance matrix reaches this layout
+// in whole words (k = 2, 4, 8, 16), with one column an invocation and,
+// where v is even, two (the rule's choice for 16-bit types). The conformance matrix reaches this layout
 // only where the row layout does not fit or the lanes are few.
 func TestAffineColumnPaths(t *testing.T) {
 	b := testBackend(t)
@@ -25,7 +26,7 @@ func TestAffineColumnPaths(t *testing.T) {
 	ref := eager.New()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	defer func() { b.cfg.affineRows, b.cfg.blockChunks = 0, 0 }()
+	defer func() { b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols = 0, 0, 0 }()
 	b.cfg.affineRows = -1
 	for _, r := range []struct {
 		dt      scans.DType
@@ -43,17 +44,24 @@ func TestAffineColumnPaths(t *testing.T) {
 		{scans.F16, 4, 2, 120, 4, true},
 		{scans.BF16, 2, 2, 77, 3, false},
 		{scans.BF16, 8, 8, 64, 1, true},
-		{scans.F16, 16, 2, 40, 2, false},
+		{scans.F16, 16, 4, 40, 2, false},
 	} {
 		b.cfg.blockChunks = r.chunks
-		for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-			c := bench.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: 5, K: r.k, V: r.v},
-				DType: r.dt, Regime: bench.Typical, Init: r.init}
-			t.Run(fmt.Sprintf("chunks=%d/%s", r.chunks, c.Name()), func(t *testing.T) {
-				if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
-					t.Errorf("%s", res.Summary())
-				}
-			})
+		for _, cols := range []int{1, 2} {
+			if r.v%cols != 0 {
+				continue
+			}
+			b.cfg.blockCols = cols
+			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+				c := bench.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: 5, K: r.k, V: r.v},
+					DType: r.dt, Regime: bench.Typical, Init: r.init}
+				t.Run(fmt.Sprintf("chunks=%d/cols=%d/%s", r.chunks, cols, c.Name()), func(t *testing.T) {
+					if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
+						t.Errorf("%s", res.Summary())
+					}
+				})
+			}
 		}
+		b.cfg.blockCols = 0
 	}
 }

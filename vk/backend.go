@@ -40,6 +40,9 @@ type config struct {
 	// with blockChunks chunks of T where that is > 0.
 	affineRows  int
 	blockChunks int
+	// Tests: give each invocation of the column layout this many columns
+	// (1, or 2 with v even) whatever blockCols says.
+	blockCols int
 	// Tests: softF16 widens and narrows f16 with the integer conversions
 	// even where the device's instructions are exact (no probes run);
 	// hwNarrow narrows f16 with packHalf2x16 without probing it, so that

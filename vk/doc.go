@@ -178,8 +178,14 @@
 //
 // The column layout (one-column states, and few lanes with long T, such as
 // the long-T benchmark shape): each of a block's v columns evolves on its
-// own; one invocation keeps one
-// column (k floats) in registers. T is chunked when ceil(k/v) <= 4: pass 1
+// own; one invocation keeps one column (k floats) in registers in f32, two
+// adjacent columns in 16-bit types with v even, whose elements of a row of
+// X or H are then one 32-bit word, loaded and stored whole (one column an
+// invocation would store its half of a shared word with two atomics), and
+// every row of A_t it reads serves both. Rows of A are read as whole
+// words: 16-byte vectors in f32 with k = 4 or 8 and in 16-bit types with
+// k = 8 or 16, 8 and 4 bytes for 16-bit k = 4 and 2. T is chunked when
+// ceil(k/v) <= 4: pass 1
 // computes each chunk's aggregate from a zero carry (its kxk transition
 // product built column by column across the lane's invocations, about
 // 1 + ceil(k/v) plain steps), the aggregates meet in shared memory, and
@@ -188,8 +194,8 @@
 // 2^18 invocations (a second pass over A and X costs less than the latency
 // it hides: measured on an H200), the workgroup stays within 256 invocations and the
 // aggregates within 32 KiB of shared memory; otherwise, and for short T or
-// many lanes, an invocation walks all of T. A channel with a non-finite
-// aggregate is rescanned sequentially. The backward is the same reverse
+// many lanes, an invocation walks all of T. A column whose carry-in is not
+// finite is rescanned sequentially. The backward is the same reverse
 // scan per column; for v > 1, dA_t = G_t H_{t-1}^T sums over columns, so a
 // second dispatch computes it from G read back in f32.
 //

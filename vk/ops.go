@@ -305,19 +305,23 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 			return k
 		}
 		wg, chunks = givensLayout(d.B, d.T, d.N, d.K, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
-	} else if phase == 0 {
-		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+	}
+	cols := 1
+	if c.op == scans.OpMatrixAffineScan && phase == 0 {
+		cols = c.blockCols()
+		wg, chunks = blockLayout(d.B, d.T, d.N, d.K, d.V, cols, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 		if c.b.cfg.blockChunks > 0 {
 			chunks = c.b.cfg.blockChunks
-			wg, _ = blockChunkLayout(d.K, d.V, chunks)
+			wg, _ = blockChunkLayout(d.K, d.V, cols, chunks)
 		}
 	}
 	k.spec[specWG] = uint32(wg)
 	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
 	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
 	k.spec[specPhase] = phase
+	k.spec[specCols] = uint32(cols)
 	if phase == 0 {
-		k.invPerBatch = int64(d.N) * int64(d.V) * int64(chunks)
+		k.invPerBatch = int64(d.N) * int64(d.V/cols) * int64(chunks)
 	} else {
 		k.invPerBatch = int64(d.T) * int64(d.N) * int64(d.K) * int64(d.K)
 	}
@@ -349,6 +353,15 @@ func (c *call) rows(dir scans.Direction) kernel {
 	return k
 }
 
+// blockCols is the columns an invocation of the column layout holds: the
+// rule's (blockCols in plan.go), or the test knob's.
+func (c *call) blockCols() int {
+	if n := c.b.cfg.blockCols; n > 0 {
+		return n
+	}
+	return blockCols(c.dt, c.dims.V)
+}
+
 // useRows says whether matrix_affine_scan runs in the row layout.
 func (c *call) useRows() bool {
 	d := c.dims
@@ -356,7 +369,7 @@ func (c *call) useRows() bool {
 		return c.b.cfg.affineRows > 0
 	}
 	return c.op == scans.OpMatrixAffineScan &&
-		blockRows(d.B, d.T, d.N, d.K, d.V, c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
+		blockRows(d.B, d.T, d.N, d.K, d.V, c.blockCols(), c.dev.maxWorkgroup(), c.dev.maxSharedMemory())
 }
 
 // givensSG is the kernel of the subgroup Givens layout in direction dir,

@@ -21,6 +21,7 @@ const (
 	specHWF16           // f16 kernels: the exact hardware conversions (hwWiden, hwNarrow)
 	specPairs           // subgroup Givens backward: lanes sharing angle words pair in a subgroup
 	specAngles          // Givens kernels: the reduction their angles need (angles.Range)
+	specCols            // column layout of matrix_affine_scan: columns an invocation (blockCols)
 	numSpec
 )
 
@@ -219,19 +220,35 @@ func tiledLayout(B, T, D int, maxWG int, steps, per int) (tile, chunks int) {
 	return tile, chunks
 }
 
-// The block layout (matrix_scan, matrix_affine_scan). Without chunks a
-// workgroup of blockWG invocations holds blockWG/V lanes, one invocation
-// per column. Chunking T costs pass 1 about 1 + ceil(k/v) plain steps (the
-// kxk product of the chunk's transitions is built column by column), so
-// only shapes with ceil(k/v) <= maxBlockCost are chunked. The chunk count
-// doubles from 1 while each chunk keeps at least minChunkSteps steps, the
-// device is not yet full (lanes*V*chunks < blockTargetInvocations), the
-// workgroup (LPW*V*chunks, LPW = max(1, 32/(V*chunks)) lanes) stays within
-// maxElementwiseWG and the device's limit, and the aggregates fit in
-// shared memory.
+// The block layout (matrix_affine_scan's column layout, see
+// shaders/affine.glsl). An invocation holds cols adjacent columns of a
+// lane's state (blockCols), so a lane and chunk take VI = V/cols
+// invocations. Without chunks a workgroup of blockWG invocations holds
+// blockWG/VI lanes. Chunking T costs pass 1 about 1 + ceil(k/v) plain
+// steps (the kxk product of the chunk's transitions is built column by
+// column), so only shapes with ceil(k/v) <= maxBlockCost are chunked. The
+// chunk count doubles from 1 while each chunk keeps at least
+// minChunkSteps steps, the device is not yet full (lanes*VI*chunks <
+// blockTargetInvocations), the workgroup (LPW*VI*chunks, LPW = max(1,
+// 32/(VI*chunks)) lanes) stays within maxElementwiseWG and the device's
+// limit, and the aggregates fit in shared memory.
 const maxBlockCost = 4
 
-func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
+// blockCols is the number of columns an invocation of the column layout
+// holds for element type dt and v columns: two for 16-bit types with v
+// even, else one. A pair's elements of each row of X and H (and of dH, dX
+// and H0) are then one 32-bit word, loaded and stored whole, where one
+// column an invocation stores its 16-bit half of a word shared with its
+// neighbour with two atomics; and each row of A_t read serves both
+// columns.
+func blockCols(dt scans.DType, V int) int {
+	if dt.Size() == 2 && V%2 == 0 {
+		return 2
+	}
+	return 1
+}
+
+func blockLayout(B, T, N, K, V, cols, maxWG, maxShared int) (wg, chunks int) {
 	if (K+V-1)/V > maxBlockCost {
 		return blockWG, 1
 	}
@@ -243,27 +260,29 @@ func blockLayout(B, T, N, K, V, maxWG, maxShared int) (wg, chunks int) {
 	chunks = 1
 	for {
 		c := 2 * chunks
-		w, sh := blockChunkLayout(K, V, c)
+		w, sh := blockChunkLayout(K, V, cols, c)
 		if w > limit || sh > maxShared || int64(T) < int64(2*c*minChunkSteps) ||
-			lanes*int64(V*chunks) >= blockTargetInvocations {
+			lanes*int64(V/cols*chunks) >= blockTargetInvocations {
 			break
 		}
 		chunks = c
 	}
-	wg, _ = blockChunkLayout(K, V, chunks)
+	wg, _ = blockChunkLayout(K, V, cols, chunks)
 	return wg, chunks
 }
 
 // blockChunkLayout is the workgroup and the shared memory in bytes (the
-// shader's sh_P and sh_S) of the block layout with chunks chunks of T and
-// kxv blocks: blockWG invocations unchunked, else LPW = max(1,
-// 32/(V*chunks)) lanes of V*chunks invocations.
-func blockChunkLayout(K, V, chunks int) (wg, shared int) {
+// shader's sh_P and sh_S) of the block layout with chunks chunks of T,
+// kxv blocks and cols columns an invocation: blockWG invocations
+// unchunked, else LPW = max(1, 32/(VI*chunks)) lanes of VI*chunks
+// invocations, VI = V/cols.
+func blockChunkLayout(K, V, cols, chunks int) (wg, shared int) {
 	if chunks <= 1 {
 		return blockWG, 4 * 2 // the arrays' one word each
 	}
-	wg = max(1, 32/(V*chunks)) * V * chunks
-	return wg, 4 * (wg/V*K*K + 1 + wg*K + 1)
+	vi := V / cols
+	wg = max(1, 32/(vi*chunks)) * vi * chunks
+	return wg, 4 * (wg/vi*K*K + 1 + wg*cols*K + 1)
 }
 
 // The row layout of matrix_affine_scan (shaders/affine_rows.glsl): one
@@ -336,14 +355,14 @@ func rowsShared(wg, K, V int, bwd bool) int {
 	return 4 * 2 * (2*wg*V + K*(wg+1))
 }
 
-func blockRows(B, T, N, K, V, maxWG, maxShared int) bool {
+func blockRows(B, T, N, K, V, cols, maxWG, maxShared int) bool {
 	if K < 2 || V < 2 || K > rowsWG || rowsShared(rowsWG, K, V, true) > maxShared || rowsWG > maxWG {
 		return false
 	}
 	if int64(B)*int64(N)*int64(K) >= rowsMinInvocations {
 		return true
 	}
-	_, chunks := blockLayout(B, T, N, K, V, maxWG, maxShared)
+	_, chunks := blockLayout(B, T, N, K, V, cols, maxWG, maxShared)
 	return chunks == 1
 }
 

@@ -108,33 +108,51 @@ func TestElementwiseUnits(t *testing.T) {
 
 func TestBlockLayout(t *testing.T) {
 	for _, c := range []struct {
-		B, T, N, K, V int
-		wg, chunks    int
+		B, T, N, K, V, cols int
+		wg, chunks          int
 	}{
-		{3, 1000, 5, 2, 1, 32, 16},    // k=2 v=1: 2 lanes per workgroup
-		{3, 63, 5, 2, 1, 64, 1},       // too short to chunk
-		{3, 64, 5, 2, 1, 32, 2},       //
-		{3, 1000, 5, 16, 1, 64, 1},    // ceil(16/1) = 16: pass 1 too costly
-		{3, 1000, 5, 16, 16, 64, 4},   // shared memory: 8 chunks of a 16x16 P plus S would exceed 16 KiB
-		{3, 1000, 5, 8, 8, 128, 16},   //
-		{32, 4096, 512, 2, 1, 32, 16}, // k=2 v=1, 16384 lanes: 16 chunks reach 2^18 invocations
-		{32, 4096, 128, 8, 8, 64, 8},  // large matrix_affine_scan: 4096 lanes*8 columns*8 chunks = 2^18
-		{16, 1024, 8, 8, 8, 128, 16},  // long-T matrix_affine_scan: shared memory caps the chunks
-		{128, 64, 32, 2, 1, 32, 2},    // k=2 v=1 at the lab shape
-		{1 << 14, 1000, 16, 2, 1, 64, 1},
+		{3, 1000, 5, 2, 1, 1, 32, 16},    // k=2 v=1: 2 lanes per workgroup
+		{3, 63, 5, 2, 1, 1, 64, 1},       // too short to chunk
+		{3, 64, 5, 2, 1, 1, 32, 2},       //
+		{3, 1000, 5, 16, 1, 1, 64, 1},    // ceil(16/1) = 16: pass 1 too costly
+		{3, 1000, 5, 16, 16, 1, 64, 4},   // shared memory: 8 chunks of a 16x16 P plus S would exceed 16 KiB
+		{3, 1000, 5, 8, 8, 1, 128, 16},   //
+		{32, 4096, 512, 2, 1, 1, 32, 16}, // k=2 v=1, 16384 lanes: 16 chunks reach 2^18 invocations
+		{32, 4096, 128, 8, 8, 1, 64, 8},  // large matrix_affine_scan: 4096 lanes*8 columns*8 chunks = 2^18
+		{32, 4096, 128, 8, 8, 2, 64, 16}, // two columns an invocation: 4096 lanes*4*16 = 2^18
+		{16, 1024, 8, 8, 8, 1, 128, 16},  // long-T matrix_affine_scan: shared memory caps the chunks
+		{16, 1024, 8, 8, 8, 2, 64, 16},   // the same, two columns an invocation
+		{3, 1000, 5, 4, 2, 2, 32, 16},    // one invocation a lane and chunk; T caps the chunks
+		{128, 64, 32, 2, 1, 1, 32, 2},    // k=2 v=1 at the lab shape
+		{1 << 14, 1000, 16, 2, 1, 1, 64, 1},
 	} {
-		wg, chunks := blockLayout(c.B, c.T, c.N, c.K, c.V, 1024, 16<<10)
+		wg, chunks := blockLayout(c.B, c.T, c.N, c.K, c.V, c.cols, 1024, 16<<10)
 		if wg != c.wg || chunks != c.chunks {
 			t.Errorf("%+v: wg %d chunks %d", c, wg, chunks)
 		}
 		if chunks > 1 {
-			lpw := wg / (c.V * chunks)
-			if lpw < 1 || lpw*c.V*chunks != wg {
+			vi := c.V / c.cols
+			lpw := wg / (vi * chunks)
+			if lpw < 1 || lpw*vi*chunks != wg {
 				t.Errorf("%+v: workgroup %d is not whole lanes times chunks", c, wg)
 			}
-			if sh := 4 * (lpw*chunks*c.K*c.K + 1 + wg*c.K + 1); sh > 16<<10 {
+			if sh := 4 * (lpw*chunks*c.K*c.K + 1 + wg*c.cols*c.K + 1); sh > 16<<10 {
 				t.Errorf("%+v: %d bytes of shared memory", c, sh)
 			}
+		}
+	}
+}
+
+// TestBlockCols: two columns an invocation for 16-bit types with v even.
+func TestBlockCols(t *testing.T) {
+	for _, c := range []struct {
+		dt   scans.DType
+		v, n int
+	}{
+		{scans.F32, 8, 1}, {scans.F16, 8, 2}, {scans.BF16, 2, 2}, {scans.BF16, 1, 1}, {scans.F16, 3, 1},
+	} {
+		if got := blockCols(c.dt, c.v); got != c.n {
+			t.Errorf("%s v=%d: %d columns, want %d", c.dt, c.v, got, c.n)
 		}
 	}
 }
@@ -168,39 +186,16 @@ func TestSupportsEnvelope(t *testing.T) {
 }
 
 // TestBlockLayoutSharedBudget: with the 32 KiB budget devices get, the
-// long-T matrix_affine_scan shape (k = v = 8) takes 32 chunks of 32 steps.
+// long-T matrix_affine_scan shape (k = v = 8) takes 32 chunks of 32 steps,
+// with one column an invocation (f32) and two (16-bit types).
 func TestBlockLayoutSharedBudget(t *testing.T) {
-	wg, chunks := blockLayout(16, 1024, 8, 8, 8, 1024, 32<<10)
-	if wg != 256 || chunks != 32 {
-		t.Errorf("wg %d chunks %d, want 256 32", wg, chunks)
-	}
-	if sh := 4 * (chunks*8*8 + 1 + wg*8 + 1); sh > 32<<10 {
-		t.Errorf("%d bytes of shared memory", sh)
-	}
-}
-
-func TestGivensLayout(t *testing.T) {
-	for _, c := range []struct {
-		B, T, N, K, shared int
-		wg, chunks         int
-	}{
-		{32, 4096, 128, 8, 48 << 10, 32, 1},  // large: 4096 lanes fill the target unchunked
-		{16, 1024, 8, 8, 48 << 10, 32, 32},   // long-T: 128 lanes x 32 chunks of 32 steps
-		{16, 1024, 8, 8, 16 << 10, 32, 32},   // long-T in 16 KiB: 32 aggregates of 8x8 + 8
-		{128, 64, 8, 8, 48 << 10, 32, 4},     // lab: 4 chunks of 16 steps, 8 lanes per workgroup
-		{3, 1000, 5, 2, 16 << 10, 32, 32},    // 32 chunks of 32 steps
-		{3, 1000, 5, 16, 48 << 10, 32, 1},    // k = 16: P would not fit in registers
-		{3, 31, 5, 8, 48 << 10, 32, 1},       // too short to chunk
-		{3, 32, 5, 8, 48 << 10, 32, 2},       //
-		{4096, 4096, 32, 8, 48 << 10, 32, 1}, // enough lanes
-		{1, 1 << 20, 1, 4, 48 << 10, 256, 256},
-	} {
-		wg, chunks := givensLayout(c.B, c.T, c.N, c.K, 1024, c.shared)
-		if wg != c.wg || chunks != c.chunks {
-			t.Errorf("%+v: wg %d chunks %d", c, wg, chunks)
+	for _, c := range []struct{ cols, wg int }{{1, 256}, {2, 128}} {
+		wg, chunks := blockLayout(16, 1024, 8, 8, 8, c.cols, 1024, 32<<10)
+		if wg != c.wg || chunks != 32 {
+			t.Errorf("%d columns: wg %d chunks %d, want %d 32", c.cols, wg, chunks, c.wg)
 		}
-		if chunks > 1 && (wg%chunks != 0 || 4*(wg*(c.K*c.K+c.K+9)+3) > c.shared) {
-			t.Errorf("%+v: workgroup %d is not whole lanes times chunks within shared memory", c, wg)
+		if sh := 4 * (chunks*8*8 + 1 + wg*c.cols*8 + 1); sh > 32<<10 {
+			t.Errorf("%d columns: %d bytes of shared memory", c.cols, sh)
 		}
 	}
 }
@@ -222,11 +217,11 @@ func TestBlockRows(t *testing.T) {
 		{1 << 14, 1000, 8, 2, 1, false},
 		{1 << 14, 1000, 8, 1, 8, false},
 	} {
-		if got := blockRows(c.B, c.T, c.N, c.K, c.V, 1024, 32<<10); got != c.rows {
+		if got := blockRows(c.B, c.T, c.N, c.K, c.V, 1, 1024, 32<<10); got != c.rows {
 			t.Errorf("%+v: rows %v", c, got)
 		}
 	}
-	if blockRows(32, 4096, 128, 8, 8, 16, 32<<10) {
+	if blockRows(32, 4096, 128, 8, 8, 1, 16, 32<<10) {
 		t.Errorf("rows with workgroups limited to 16 invocations")
 	}
 }

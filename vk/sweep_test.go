@@ -23,7 +23,7 @@ import (
 // the rules in plan.go are chosen and rechecked on a new device; without
 // the variable it does nothing. MINGRU_VK_SWEEP_SETS picks the parts
 // (comma-separated; default all): long, long16, large, aligned, givens,
-// givens16, rows, affine-long.
+// givens16, rows, affine-long, affine-long16.
 //   - givens: givens_scan at the lab and long-T shapes (and the large
 //     forward) with the kernels without subgroup operations and with the
 //     subgroup kernels under every chunk count and ring depths 4 and 16;
@@ -45,6 +45,9 @@ import (
 //     that keeps 8 steps a chunk and fits a workgroup; its rows say
 //     "rows" (the workgroup as the tile) or "columns" (the workgroup as
 //     the tile, the chunks as the chunks).
+//   - affine-long16: the column layout of affine-long in every element
+//     type, with one and two columns an invocation ("columns",
+//     "columns2"), from 8 chunks.
 //
 // The tiled kernels' rows say "tiled".
 //
@@ -106,7 +109,7 @@ func TestLayoutSweep(t *testing.T) {
 	ops := []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMatrixScan}
 	sets := os.Getenv("MINGRU_VK_SWEEP_SETS")
 	if sets == "" {
-		sets = "long,long16,large,aligned,givens,givens16,rows,affine-long"
+		sets = "long,long16,large,aligned,givens,givens16,rows,affine-long,affine-long16"
 	}
 	want := func(set string) bool { return strings.Contains(","+sets+",", ","+set+",") }
 	// grid times op at dims under every tile width of tiles and chunk
@@ -328,40 +331,72 @@ func TestLayoutSweep(t *testing.T) {
 		kernelName = "tiled"
 	}
 	if want("affine-long") {
-		defer func() { b.cfg.rowsWG, b.cfg.affineRows, b.cfg.blockChunks = [2]int{}, 0, 0 }()
-		op := scans.OpMatrixAffineScan
-		dims := long.Dims(op)
-		ruleRows := blockRows(dims.B, dims.T, dims.N, dims.K, dims.V, d.maxWorkgroup(), d.maxSharedMemory())
-		_, ruleChunks := blockLayout(dims.B, dims.T, dims.N, dims.K, dims.V, d.maxWorkgroup(), d.maxSharedMemory())
+		affineLong(t, b, d, long, []scans.DType{scans.F32}, row, &kernelName, true)
+	}
+	if want("affine-long16") {
+		affineLong(t, b, d, long, []scans.DType{scans.F32, scans.F16, scans.BF16}, row, &kernelName, false)
+	}
+}
+
+// affineLong is the sweep's affine-long part (with rows true) and
+// affine-long16 part (rows false): matrix_affine_scan at the long-T shape
+// in the element types dts, forward and forward+backward, in the row
+// layout under workgroups of 32 and 64 invocations (rows only), and in the
+// column layout with one and two columns an invocation under every chunk
+// count that keeps 8 steps a chunk and fits a workgroup (from 8 chunks
+// without rows). Its rows say "rows" (the workgroup as the tile) or
+// "columns" and "columns2" (the workgroup as the tile, the chunks as the
+// chunks).
+func affineLong(t *testing.T, b *Backend, d *device, long bench.Shape, dts []scans.DType,
+	row func(string, scans.Op, scans.Dims, scans.DType, bench.Mode, int, int, bool), kernelName *string, rows bool) {
+	defer func() { b.cfg.rowsWG, b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols = [2]int{}, 0, 0, 0 }()
+	defer func() { *kernelName = "tiled" }()
+	op := scans.OpMatrixAffineScan
+	dims := long.Dims(op)
+	for _, dt := range dts {
+		ruleCols := blockCols(dt, dims.V)
+		ruleRows := blockRows(dims.B, dims.T, dims.N, dims.K, dims.V, ruleCols, d.maxWorkgroup(), d.maxSharedMemory())
 		for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
-			kernelName = "rows"
-			b.cfg.affineRows = 1
 			bwd := mode == bench.ModeBackward
-			for _, wg := range []int{32, 64} {
-				// forward+backward: the forward at the rule's workgroup
+			if rows {
+				*kernelName = "rows"
+				b.cfg.affineRows = 1
+				for _, wg := range []int{32, 64} {
+					// forward+backward: the forward at the rule's workgroup
+					b.cfg.rowsWG = [2]int{}
+					if bwd {
+						b.cfg.rowsWG[1] = wg
+					} else {
+						b.cfg.rowsWG[0] = wg
+					}
+					rule := ruleRows && wg == rowWorkgroup(dims.V, dt.Size(), bwd, d.maxWorkgroup(), d.maxSharedMemory())
+					row("long-T", op, dims, dt, mode, wg, 1, rule)
+				}
 				b.cfg.rowsWG = [2]int{}
-				if bwd {
-					b.cfg.rowsWG[1] = wg
-				} else {
-					b.cfg.rowsWG[0] = wg
-				}
-				rule := ruleRows && wg == rowWorkgroup(dims.V, 4, bwd, d.maxWorkgroup(), d.maxSharedMemory())
-				row("long-T", op, dims, scans.F32, mode, wg, 1, rule)
 			}
-			b.cfg.rowsWG = [2]int{}
-			kernelName = "columns"
 			b.cfg.affineRows = -1
-			for chunks := 1; 8*chunks <= dims.T; chunks *= 2 {
-				wg, shared := blockChunkLayout(dims.K, dims.V, chunks)
-				if wg > d.maxWorkgroup() || shared > d.maxSharedMemory() {
-					break
+			for _, cols := range []int{1, 2} {
+				*kernelName = "columns"
+				if cols == 2 {
+					*kernelName = "columns2"
 				}
-				b.cfg.blockChunks = chunks
-				row("long-T", op, dims, scans.F32, mode, wg, chunks, !ruleRows && chunks == ruleChunks)
+				b.cfg.blockCols = cols
+				_, ruleChunks := blockLayout(dims.B, dims.T, dims.N, dims.K, dims.V, cols, d.maxWorkgroup(), d.maxSharedMemory())
+				first := 1
+				if !rows {
+					first = 8
+				}
+				for chunks := first; 8*chunks <= dims.T; chunks *= 2 {
+					wg, shared := blockChunkLayout(dims.K, dims.V, cols, chunks)
+					if wg > d.maxWorkgroup() || shared > d.maxSharedMemory() {
+						break
+					}
+					b.cfg.blockChunks = chunks
+					row("long-T", op, dims, dt, mode, wg, chunks, !ruleRows && cols == ruleCols && chunks == ruleChunks)
+				}
 			}
-			b.cfg.affineRows, b.cfg.blockChunks = 0, 0
+			b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols = 0, 0, 0
 		}
-		kernelName = "tiled"
 	}
 }
 
