@@ -163,7 +163,7 @@ var (
 func (c *call) elementwise(dir scans.Direction) kernel {
 	d := c.dims
 	units, steps := elementwiseUnits(c.op, c.dt, d.N)
-	tile, chunks := tiledLayoutOf(d.B, d.T, units, tiledWorkgroupCap(c.op, c.dev.maxWorkgroup()), steps, unitChannels(c.op, c.dt))
+	tile, chunks := tiledLayoutOf(d.B, d.T, units, tiledWorkgroupCap(c.op, c.dt, c.dev.maxWorkgroup()), steps, unitChannels(c.op, c.dt))
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	k.spec[specWG] = uint32(tile * chunks)
 	k.spec[specK], k.spec[specV] = 1, 1

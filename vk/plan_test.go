@@ -49,7 +49,7 @@ func TestMatrixScanLayout(t *testing.T) {
 		{1, 8, 3, 4, 1},        // one segment of 8 steps
 		{1, 9, 3, 4, 2},
 	} {
-		tile, chunks := tiledLayout(c.B, c.T, c.N, tiledWorkgroupCap(scans.OpMatrixScan, 1024), matrixScanSteps, 1)
+		tile, chunks := tiledLayout(c.B, c.T, c.N, tiledWorkgroupCap(scans.OpMatrixScan, scans.F32, 1024), matrixScanSteps, 1)
 		if tile != c.tile || chunks != c.chunks {
 			t.Errorf("%+v: tile %d chunks %d", c, tile, chunks)
 		}
@@ -58,7 +58,7 @@ func TestMatrixScanLayout(t *testing.T) {
 	if units, steps := elementwiseUnits(scans.OpMatrixScan, scans.BF16, 512); units != 512 || steps != 16 {
 		t.Errorf("matrix_scan bf16: %d units, %d steps", units, steps)
 	}
-	if tile, chunks := tiledLayout(32, 4096, 512, tiledWorkgroupCap(scans.OpMatrixScan, 1024), matrixScanSteps16, 1); tile != 32 || chunks != 8 {
+	if tile, chunks := tiledLayout(32, 4096, 512, tiledWorkgroupCap(scans.OpMatrixScan, scans.F32, 1024), matrixScanSteps16, 1); tile != 32 || chunks != 8 {
 		t.Errorf("large matrix_scan 16-bit: tile %d chunks %d", tile, chunks)
 	}
 }
@@ -334,9 +334,10 @@ func TestGivensSGLayout(t *testing.T) {
 	}
 }
 
-// TestLogWorkgroupCap: parallel_scan_log's tiled layout may take
-// workgroups of maxLogWG, the other tiled kernels maxElementwiseWG, both
-// within the device's limit; only few lanes over long T reach either.
+// TestLogWorkgroupCap: the tiled layout of parallel_scan_log and of the
+// 16-bit linear_scan may take workgroups of maxLogWG, the other tiled
+// kernels maxElementwiseWG, both within the device's limit; only few
+// lanes over long T reach either.
 func TestLogWorkgroupCap(t *testing.T) {
 	// The 16-bit linear_scan and parallel_scan_log kernels count two
 	// channels an invocation: at the large shape they take the f32 kernels'
@@ -346,11 +347,11 @@ func TestLogWorkgroupCap(t *testing.T) {
 			for _, c := range []struct{ B, T, D, tile, chunks int }{
 				{32, 4096, 1024, 32, 4}, {128, 64, 64, 32, 4}, {16, 1024, 64, 8, 32},
 			} {
-				if op == scans.OpParallelScanLog && c.T == 1024 {
-					c.chunks = 64
+				if (op == scans.OpParallelScanLog || dt.Size() == 2) && c.T == 1024 {
+					c.chunks = 64 // workgroups of 512
 				}
 				units, steps := elementwiseUnits(op, dt, c.D)
-				tile, chunks := tiledLayout(c.B, c.T, units, tiledWorkgroupCap(op, 1024), steps, unitChannels(op, dt))
+				tile, chunks := tiledLayout(c.B, c.T, units, tiledWorkgroupCap(op, dt, 1024), steps, unitChannels(op, dt))
 				if tile != c.tile || chunks != c.chunks {
 					t.Errorf("%s %s B=%d T=%d D=%d: tile %d chunks %d, want %d %d", op, dt, c.B, c.T, c.D, tile, chunks, c.tile, c.chunks)
 				}
@@ -369,7 +370,7 @@ func TestLogWorkgroupCap(t *testing.T) {
 		{scans.OpParallelScanLog, 128, 64, 64, 1024, 32, 4},  // lab: unchanged
 		{scans.OpParallelScanLog, 32, 4096, 1024, 1024, 32, 4},
 	} {
-		tile, chunks := tiledLayout(c.B, c.T, c.D, tiledWorkgroupCap(c.op, c.maxWG), stepsPerInvocation, 1)
+		tile, chunks := tiledLayout(c.B, c.T, c.D, tiledWorkgroupCap(c.op, scans.F32, c.maxWG), stepsPerInvocation, 1)
 		if tile != c.tile || chunks != c.chunks {
 			t.Errorf("%s B=%d T=%d D=%d maxWG=%d: tile %d chunks %d, want %d %d", c.op, c.B, c.T, c.D, c.maxWG, tile, chunks, c.tile, c.chunks)
 		}

@@ -117,7 +117,7 @@ func TestLayoutSweep(t *testing.T) {
 	// chunks that cover T, the rule's layout first.
 	grid := func(shape string, op scans.Op, dims scans.Dims, dt scans.DType, mode bench.Mode, tiles []int, maxChunks int) {
 		units, steps := elementwiseUnits(op, dt, dims.N)
-		rt, rc := tiledLayout(dims.B, dims.T, units, tiledWorkgroupCap(op, d.maxWorkgroup()), steps, unitChannels(op, dt))
+		rt, rc := tiledLayout(dims.B, dims.T, units, tiledWorkgroupCap(op, dt, d.maxWorkgroup()), steps, unitChannels(op, dt))
 		row(shape, op, dims, dt, mode, rt, rc, true)
 		for _, tile := range tiles {
 			for chunks := 1; chunks <= maxChunks && tile*chunks <= d.maxWorkgroup() && chunks*steps <= 2*dims.T; chunks *= 2 {
@@ -158,7 +158,7 @@ func TestLayoutSweep(t *testing.T) {
 			}
 			for _, dt := range []scans.DType{scans.F16, scans.BF16} {
 				units, steps := elementwiseUnits(op, dt, dims.N)
-				rt, rc := tiledLayout(dims.B, dims.T, units, tiledWorkgroupCap(op, d.maxWorkgroup()), steps, unitChannels(op, dt))
+				rt, rc := tiledLayout(dims.B, dims.T, units, tiledWorkgroupCap(op, dt, d.maxWorkgroup()), steps, unitChannels(op, dt))
 				for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
 					row("long-T", op, dims, dt, mode, rt, rc, true)
 					for _, tile := range []int{4, 8, 16} {
@@ -192,7 +192,7 @@ func TestLayoutSweep(t *testing.T) {
 			dims := large.Dims(op)
 			for _, dt := range []scans.DType{scans.F16, scans.BF16} {
 				units, steps := elementwiseUnits(op, dt, dims.N)
-				rt, rc := tiledLayout(dims.B, dims.T, units, tiledWorkgroupCap(op, d.maxWorkgroup()), steps, unitChannels(op, dt))
+				rt, rc := tiledLayout(dims.B, dims.T, units, tiledWorkgroupCap(op, dt, d.maxWorkgroup()), steps, unitChannels(op, dt))
 				for _, aligned := range []bool{true, false} {
 					alignWords = aligned
 					row("large", op, dims, dt, bench.ModeForward, rt, rc, true)
