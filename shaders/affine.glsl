@@ -40,8 +40,10 @@ layout(constant_id = 13) const uint COLS = 1;  // columns an invocation (1 or 2)
 // for 16-bit types a third time as 8-byte ones, so that a row of A can be
 // read in whole words (see A_ROW below).
 #if defined(DT_F32)
+#define ESIZE 4u  // bytes an element
 layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { vec4 A4_[]; };
 #else
+#define ESIZE 2u
 layout(std430, set = 0, binding = 0) readonly buffer Buf4_0 { uvec4 A4_[]; };
 layout(std430, set = 0, binding = 0) readonly buffer Buf2_0 { uvec2 A2_[]; };
 #endif
@@ -253,6 +255,118 @@ uint s_slot(Col r, uint k, uint cc) { return ((k * LPW + r.local) * V + r.c + cc
             for (uint m_ = 0u; m_ < K; m_++) {                          \
                 row[m_] = LD(A_, arow_i_ + m_);                         \
             }                                                           \
+        }                                                               \
+    }
+#endif
+
+// The ring. Each step of the column layout waits on its loads (A_t and
+// the invocation's part of X_t or dH_t), and with the few lanes this
+// layout serves (long T) the device holds few invocations, so a step
+// costs about one memory round trip. Where RING > 0 (the host's colRing:
+// k = 4 or 8), the loads of the next RING steps are issued ahead into
+// registers, raw (16-bit elements are widened only when their step is
+// computed), step t in slot (t - first) % RING of the walk: A_t's whole
+// block (AW words, as 16-byte vectors: the block starts at a multiple of
+// k*k elements, see A_ROW) and XW words of X_t (f32: the COLS elements of
+// each row; 16-bit: each row's word holding them). RING = 0 reads each
+// step's inputs where it is computed. Every index into the ring is a
+// compile-time constant once the [[unroll]] loops are unrolled.
+layout(constant_id = 8) const uint RING = 0;
+#if defined(DT_F32)
+#define RWORD float
+#define RWORD4 vec4
+const uint AW = K * K;
+const uint XW = K * COLS;
+#else
+#define RWORD uint
+#define RWORD4 uvec4
+const uint AW = K * K / 2u;
+const uint XW = K;
+#endif
+// Slots allocated: RING, at least 1. (The ring's arrays take one word
+// more, so that none is empty where a block has no whole word: k = 1 in
+// 16-bit types, which never has a ring.)
+const uint RS = RING + 1u / (RING + 1u);
+
+// RING_A(ra, u, ab) loads the block of A starting at element ab into slot
+// u of ra.
+#define RING_A(ra, u, ab)                                               \
+    {                                                                   \
+        uint rga_w_ = (ab) / (16u / ESIZE);                             \
+        [[unroll]] for (uint q_ = 0u; q_ < AW / 4u; q_++) {             \
+            RWORD4 w_ = A4_[rga_w_ + q_];                               \
+            ra[(u) * AW + 4u * q_] = w_.x;                              \
+            ra[(u) * AW + 4u * q_ + 1u] = w_.y;                         \
+            ra[(u) * AW + 4u * q_ + 2u] = w_.z;                         \
+            ra[(u) * AW + 4u * q_ + 3u] = w_.w;                         \
+        }                                                               \
+    }
+
+// RING_X(rx, u, arr, e0) loads the invocation's part of a kxv block of
+// arr (X or dH) whose column c of row 0 is element e0 into slot u of rx.
+#if defined(DT_F32)
+#define RING_X(rx, u, arr, e0)                                          \
+    {                                                                   \
+        uint rgx_e_ = (e0);                                             \
+        [[unroll]] for (uint i_ = 0u; i_ < K; i_++) {                   \
+            [[unroll]] for (uint cc_ = 0u; cc_ < COLS; cc_++) {         \
+                rx[(u) * XW + i_ * COLS + cc_] = arr[rgx_e_ + i_ * V + cc_]; \
+            }                                                           \
+        }                                                               \
+    }
+#else
+#define RING_X(rx, u, arr, e0)                                          \
+    {                                                                   \
+        uint rgx_e_ = (e0);                                             \
+        [[unroll]] for (uint i_ = 0u; i_ < K; i_++) {                   \
+            if (COLS == 2u) {                                           \
+                LDW(rx[(u) * XW + i_], arr, rgx_e_ + i_ * V);           \
+            } else {                                                    \
+                rx[(u) * XW + i_] = arr[(rgx_e_ + i_ * V) >> 1];        \
+            }                                                           \
+        }                                                               \
+    }
+#endif
+
+// RING_ROW(row, ra, u, i) widens row i of the block in slot u into
+// row[0..K).
+#if defined(DT_F32)
+#define RING_ROW(row, ra, u, i)                                         \
+    {                                                                   \
+        [[unroll]] for (uint m_ = 0u; m_ < K; m_++) {                   \
+            row[m_] = ra[(u) * AW + (i) * K + m_];                      \
+        }                                                               \
+    }
+#else
+#define RING_ROW(row, ra, u, i)                                         \
+    {                                                                   \
+        [[unroll]] for (uint q_ = 0u; q_ < K / 2u; q_++) {              \
+            vec2 p_ = WIDEN2(ra[(u) * AW + (i) * (K / 2u) + q_]);       \
+            row[2u * q_] = p_.x;                                        \
+            row[2u * q_ + 1u] = p_.y;                                   \
+        }                                                               \
+    }
+#endif
+
+// RING_COLS(v, rx, u, i, e) widens row i of the invocation's part of the
+// block in slot u into element i of each column of v; e is the row's
+// element index (the half of a 16-bit word that one column uses).
+#if defined(DT_F32)
+#define RING_COLS(v, rx, u, i, e)                                       \
+    {                                                                   \
+        [[unroll]] for (uint cc_ = 0u; cc_ < COLS; cc_++) {             \
+            v[IDX(cc_, i)] = rx[(u) * XW + (i) * COLS + cc_];           \
+        }                                                               \
+    }
+#else
+#define RING_COLS(v, rx, u, i, e)                                       \
+    {                                                                   \
+        if (COLS == 2u) {                                               \
+            vec2 p_ = WIDEN2(rx[(u) * XW + (i)]);                       \
+            v[IDX(0u, i)] = p_.x;                                       \
+            v[IDX(1u % COLS, i)] = p_.y;                                \
+        } else {                                                        \
+            v[IDX(0u, i)] = WIDEN((rx[(u) * XW + (i)] >> (((e) & 1u) << 4)) & 0xffffu); \
         }                                                               \
     }
 #endif

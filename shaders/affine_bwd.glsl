@@ -66,6 +66,86 @@ void at_mul(uint ai, float g[K], out float o[K]) {
         }                                                               \
     }
 
+// The ring (see affine.glsl) in the backward's reverse walks: step t
+// from slot u holds A_t and the invocation's part of dH_t.
+// FILL_B(u, t) loads them.
+#define FILL_B(u, t)                                                    \
+    {                                                                   \
+        RING_A(ra, u, pc.off[0] + a_index(r, (t)));                     \
+        RING_X(rx, u, dH_, pc.off[3] + x_index(r, (t)) + r.c);          \
+    }
+
+// LOAD_G_RING(u, t, uv, g) is LOAD_G from slot u.
+#define LOAD_G_RING(u, t, uv, g)                                        \
+    {                                                                   \
+        uint lgr_e_ = pc.off[3] + x_index(r, (t)) + r.c;                \
+        [[unroll]] for (uint i_ = 0u; i_ < K; i_++) {                   \
+            RING_COLS(g, rx, u, i_, lgr_e_ + i_ * V);                   \
+            [[unroll]] for (uint cc_ = 0u; cc_ < COLS; cc_++) {         \
+                g[IDX(cc_, i_)] += uv[IDX(cc_, i_)];                    \
+            }                                                           \
+        }                                                               \
+    }
+
+// AT_MUL_RING(u, g, o, NC) is at_mul (NC = 1, arrays of K floats) or
+// AT_MUL_COLS (NC = COLS, arrays of KC) with A_t from slot u.
+#define AT_MUL_RING(u, g, o, NC)                                        \
+    {                                                                   \
+        [[unroll]] for (uint e_ = 0u; e_ < (NC) * K; e_++) {            \
+            o[e_] = 0.0;                                                \
+        }                                                               \
+        [[unroll]] for (uint i_ = 0u; i_ < K; i_++) {                   \
+            float amr_row_[K];                                          \
+            RING_ROW(amr_row_, ra, u, i_);                              \
+            [[unroll]] for (uint cc_ = 0u; cc_ < (NC); cc_++) {         \
+                [[unroll]] for (uint m_ = 0u; m_ < K; m_++) {           \
+                    o[IDX(cc_, m_)] += amr_row_[m_] * g[IDX(cc_, i_)];  \
+                }                                                       \
+            }                                                           \
+        }                                                               \
+    }
+
+// LOAD_HP(t, hp) sets hp to H_{t-1} where V = 1 (dA is formed in the
+// same pass; H0 or zeros at t = 0).
+#define LOAD_HP(t, hp)                                                  \
+    {                                                                   \
+        if (V == 1u) {                                                  \
+            uint lhp_xi_ = x_index(r, (t)) + r.c;                       \
+            for (uint m_ = 0u; m_ < K; m_++) {                          \
+                if ((t) > 0u) {                                         \
+                    hp[m_] = LD(H_, pc.off[2] + lhp_xi_ - pc.N * K * V + m_ * V); \
+                } else if (HAS_INIT) {                                  \
+                    hp[m_] = LD(H0_, pc.off[1] + init_index(r) + m_ * V + r.c); \
+                } else {                                                \
+                    hp[m_] = 0.0;                                       \
+                }                                                       \
+            }                                                           \
+        }                                                               \
+    }
+
+// STORE_STEP(t, g, hp) stores step t's dX = G_t (and G_t in f32 where
+// WRITE_G32), and where V = 1 its dA_t = G_t H_{t-1}^T.
+#define STORE_STEP(t, g, hp)                                            \
+    {                                                                   \
+        uint sst_xi_ = x_index(r, (t)) + r.c;                           \
+        for (uint i_ = 0u; i_ < K; i_++) {                              \
+            ST_COLS(dX_, pc.off[5] + sst_xi_ + i_ * V, g, i_);          \
+            if (WRITE_G32) {                                            \
+                for (uint cc_ = 0u; cc_ < COLS; cc_++) {                \
+                    G32_[pc.off[7] + sst_xi_ + i_ * V + cc_] = g[IDX(cc_, i_)]; \
+                }                                                       \
+            }                                                           \
+        }                                                               \
+        if (V == 1u) {                                                  \
+            uint sst_di_ = pc.off[4] + a_index(r, (t));                 \
+            for (uint i_ = 0u; i_ < K; i_++) {                          \
+                for (uint m_ = 0u; m_ < K; m_++) {                      \
+                    ST(dA_, sst_di_ + i_ * K + m_, g[i_] * hp[m_]);     \
+                }                                                       \
+            }                                                           \
+        }                                                               \
+    }
+
 void scan_columns() {
     Col r = column_of_invocation();
     float u[KC];  // A_{t+1}^T G_{t+1}, the invocation's columns
@@ -83,7 +163,7 @@ void scan_columns() {
         for (uint e = 0u; e < KC; e++) {
             u[e] = 0.0;
         }
-        if (r.live) {
+        if (r.live && RING == 0u) {
             for (uint tt = r.t1; tt > r.t0; tt--) {
                 uint t = tt - 1u;
                 uint ai = pc.off[0] + a_index(r, t);
@@ -98,6 +178,40 @@ void scan_columns() {
                     at_mul(ai, qw, qn);
                     for (uint m = 0u; m < K; m++) {
                         q[w * K + m] = qn[m];
+                    }
+                }
+            }
+        } else if (r.live) {
+            // Step t = t1 - 1 - n in slot n % RING.
+            RWORD ra[RS * AW + 1u];
+            RWORD rx[RS * XW + 1u];
+            uint len = r.t1 - r.t0;
+            [[unroll]] for (uint v = 0u; v < RING; v++) {
+                if (v < len) {
+                    FILL_B(v, r.t1 - 1u - v);
+                }
+            }
+            for (uint n0 = 0u; n0 < len; n0 += RING) {
+                [[unroll]] for (uint v = 0u; v < RING; v++) {
+                    uint n = n0 + v;
+                    if (n < len) {
+                        uint t = r.t1 - 1u - n;
+                        LOAD_G_RING(v, t, u, g);
+                        AT_MUL_RING(v, g, u, COLS);
+                        [[unroll]] for (uint w = 0u; w < NP; w++) {
+                            float qw[K];
+                            float qn[K];
+                            [[unroll]] for (uint i = 0u; i < K; i++) {
+                                qw[i] = q[w * K + i];
+                            }
+                            AT_MUL_RING(v, qw, qn, 1u);
+                            [[unroll]] for (uint m = 0u; m < K; m++) {
+                                q[w * K + m] = qn[m];
+                            }
+                        }
+                        if (n + RING < len) {
+                            FILL_B(v, t - RING);
+                        }
                     }
                 }
             }
@@ -142,41 +256,43 @@ void scan_columns() {
             }
         }
     }
-    for (uint tt = r.t1; tt > r.t0; tt--) {
-        uint t = tt - 1u;
-        uint ai = pc.off[0] + a_index(r, t);
-        uint xi = x_index(r, t) + r.c;
-        // Every load of the step (dH, H and A in AT_MUL_COLS) comes
-        // before its first store: a compiler need not move a load above a
-        // store to another binding (bindings may alias), and a store
-        // between the loads makes the step one round trip to memory per
-        // load.
-        LOAD_G(r, t, u, g);
-        if (V == 1u) {
-            for (uint m = 0u; m < K; m++) {
-                if (t > 0u) {
-                    hp[m] = LD(H_, pc.off[2] + xi - pc.N * K * V + m * V);
-                } else if (HAS_INIT) {
-                    hp[m] = LD(H0_, pc.off[1] + init_index(r) + m * V + r.c);
-                } else {
-                    hp[m] = 0.0;
-                }
+    if (RING == 0u) {
+        for (uint tt = r.t1; tt > r.t0; tt--) {
+            uint t = tt - 1u;
+            uint ai = pc.off[0] + a_index(r, t);
+            // Every load of the step (dH, H and A in AT_MUL_COLS) comes
+            // before its first store: a compiler need not move a load
+            // above a store to another binding (bindings may alias), and
+            // a store between the loads makes the step one round trip to
+            // memory per load.
+            LOAD_G(r, t, u, g);
+            LOAD_HP(t, hp);
+            AT_MUL_COLS(ai, g, u);
+            STORE_STEP(t, g, hp);
+        }
+    } else {
+        // Step t = t1 - 1 - n in slot n % RING; its loads were issued
+        // RING steps before.
+        RWORD ra[RS * AW + 1u];
+        RWORD rx[RS * XW + 1u];
+        uint len = r.t1 - r.t0;
+        [[unroll]] for (uint v = 0u; v < RING; v++) {
+            if (v < len) {
+                FILL_B(v, r.t1 - 1u - v);
             }
         }
-        AT_MUL_COLS(ai, g, u);
-        for (uint i = 0u; i < K; i++) {
-            ST_COLS(dX_, pc.off[5] + xi + i * V, g, i);
-            if (WRITE_G32) {
-                for (uint cc = 0u; cc < COLS; cc++) {
-                    G32_[pc.off[7] + xi + i * V + cc] = g[IDX(cc, i)];
-                }
-            }
-        }
-        if (V == 1u) {
-            uint di = pc.off[4] + a_index(r, t);
-            for (uint i = 0u; i < K; i++) {
-                for (uint m = 0u; m < K; m++) {
-                    ST(dA_, di + i * K + m, g[i] * hp[m]);
+        for (uint n0 = 0u; n0 < len; n0 += RING) {
+            [[unroll]] for (uint v = 0u; v < RING; v++) {
+                uint n = n0 + v;
+                if (n < len) {
+                    uint t = r.t1 - 1u - n;
+                    LOAD_G_RING(v, t, u, g);
+                    LOAD_HP(t, hp);
+                    AT_MUL_RING(v, g, u, COLS);
+                    STORE_STEP(t, g, hp);
+                    if (n + RING < len) {
+                        FILL_B(v, t - RING);
+                    }
                 }
             }
         }

@@ -32,6 +32,36 @@ OUT_BUFFER(3, H_)
         }                                                               \
     }
 
+// STEP_RING(u, t, h) is STEP with step t's inputs from slot u of the
+// ring (ra, rx), the same operations in the same order.
+#define STEP_RING(u, t, h)                                              \
+    {                                                                   \
+        uint sr_e_ = pc.off[1] + x_index(r, (t)) + r.c;                 \
+        float sr_hn_[KC];                                               \
+        [[unroll]] for (uint i_ = 0u; i_ < K; i_++) {                   \
+            RING_COLS(sr_hn_, rx, u, i_, sr_e_ + i_ * V);               \
+            float sr_row_[K];                                           \
+            RING_ROW(sr_row_, ra, u, i_);                               \
+            [[unroll]] for (uint cc_ = 0u; cc_ < COLS; cc_++) {         \
+                float acc_ = sr_hn_[IDX(cc_, i_)];                      \
+                [[unroll]] for (uint m_ = 0u; m_ < K; m_++) {           \
+                    acc_ += sr_row_[m_] * h[IDX(cc_, m_)];              \
+                }                                                       \
+                sr_hn_[IDX(cc_, i_)] = acc_;                            \
+            }                                                           \
+        }                                                               \
+        [[unroll]] for (uint e_ = 0u; e_ < KC; e_++) {                  \
+            h[e_] = sr_hn_[e_];                                         \
+        }                                                               \
+    }
+
+// FILL(u, t) loads step t's inputs into slot u of the ring.
+#define FILL(u, t)                                                      \
+    {                                                                   \
+        RING_A(ra, u, pc.off[0] + a_index(r, (t)));                     \
+        RING_X(rx, u, X_, pc.off[1] + x_index(r, (t)) + r.c);           \
+    }
+
 // LOAD_INIT(r, h) sets h to the invocation's columns of H0, or zeros.
 #define LOAD_INIT(r, h)                                                 \
     {                                                                   \
@@ -62,7 +92,7 @@ void main() {
         for (uint e = 0u; e < KC; e++) {
             h[e] = 0.0;
         }
-        if (r.live) {
+        if (r.live && RING == 0u) {
             for (uint t = r.t0; t < r.t1; t++) {
                 STEP(r, t, h);
                 uint ai = pc.off[0] + a_index(r, t);
@@ -74,6 +104,39 @@ void main() {
                     }
                     for (uint i = 0u; i < K; i++) {
                         p[q * K + i] = pn[i];
+                    }
+                }
+            }
+        } else if (r.live) {
+            RWORD ra[RS * AW + 1u];
+            RWORD rx[RS * XW + 1u];
+            [[unroll]] for (uint u = 0u; u < RING; u++) {
+                if (r.t0 + u < r.t1) {
+                    FILL(u, r.t0 + u);
+                }
+            }
+            for (uint s0 = r.t0; s0 < r.t1; s0 += RING) {
+                [[unroll]] for (uint u = 0u; u < RING; u++) {
+                    uint t = s0 + u;
+                    if (t < r.t1) {
+                        STEP_RING(u, t, h);
+                        [[unroll]] for (uint q = 0u; q < NP; q++) {
+                            [[unroll]] for (uint i = 0u; i < K; i++) {
+                                float row[K];
+                                RING_ROW(row, ra, u, i);
+                                float acc = 0.0;
+                                [[unroll]] for (uint m = 0u; m < K; m++) {
+                                    acc += row[m] * p[q * K + m];
+                                }
+                                pn[i] = acc;
+                            }
+                            [[unroll]] for (uint i = 0u; i < K; i++) {
+                                p[q * K + i] = pn[i];
+                            }
+                        }
+                        if (t + RING < r.t1) {
+                            FILL(u, t + RING);
+                        }
                     }
                 }
             }
@@ -114,11 +177,36 @@ void main() {
             }
         }
     }
-    for (uint t = r.t0; t < r.t1; t++) {
-        STEP(r, t, h);
-        uint xi = pc.off[3] + x_index(r, t) + r.c;
-        for (uint i = 0u; i < K; i++) {
-            ST_COLS(H_, xi + i * V, h, i);
+    if (RING == 0u) {
+        for (uint t = r.t0; t < r.t1; t++) {
+            STEP(r, t, h);
+            uint xi = pc.off[3] + x_index(r, t) + r.c;
+            for (uint i = 0u; i < K; i++) {
+                ST_COLS(H_, xi + i * V, h, i);
+            }
+        }
+        return;
+    }
+    RWORD ra[RS * AW + 1u];
+    RWORD rx[RS * XW + 1u];
+    [[unroll]] for (uint u = 0u; u < RING; u++) {
+        if (r.t0 + u < r.t1) {
+            FILL(u, r.t0 + u);
+        }
+    }
+    for (uint s0 = r.t0; s0 < r.t1; s0 += RING) {
+        [[unroll]] for (uint u = 0u; u < RING; u++) {
+            uint t = s0 + u;
+            if (t < r.t1) {
+                STEP_RING(u, t, h);
+                uint xi = pc.off[3] + x_index(r, t) + r.c;
+                [[unroll]] for (uint i = 0u; i < K; i++) {
+                    ST_COLS(H_, xi + i * V, h, i);
+                }
+                if (t + RING < r.t1) {
+                    FILL(u, t + RING);
+                }
+            }
         }
     }
 }

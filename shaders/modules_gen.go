@@ -72,9 +72,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "4428f0c3274ce2755eefd737792ba351437db0ff7753b256c4808466b251695f",
-	"affine_bwd.glsl":                  "191e7abb5edc04a5fca626e3e08ae50f03f01065b708480b5a2c770eb6247062",
-	"affine_fwd.glsl":                  "980dca8f7c9fc18451c2bde9f7a949ef58831c03e11d830c1ba20fb12deca7b2",
+	"affine.glsl":                      "4c659b3d6036438b19b08c3a6a3394e4c26abc9bee2d30f46b026d053e20a9ca",
+	"affine_bwd.glsl":                  "1d8ddf415ef7c268dfac87f74d560af49dd1642c2e3f561c2279df607279dc25",
+	"affine_fwd.glsl":                  "da38c2a13956f5d54324c3e6d1b3bab3da1e93716df43850c8335c7d18e01e6f",
 	"affine_rows.glsl":                 "8d9615d4f4764f2ebce684e7e735332cee2d1158124c476be1ab735918ab26a1",
 	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",
 	"common.glsl":                      "96a9a860702df38dcbcfe452882e7d03870e91ff55bdb7bcda0dfeb60897483b",
@@ -92,8 +92,8 @@ var sourceDigests = map[string]string{
 	"linear_scan_bwd.comp":             "9f0de99444d4f93ef40bbdf63e8285666ef9db06e40a52f626aa1ae12aa1aa41",
 	"linear_scan_fwd.comp":             "4416163096b6d706b1be9bcfa4dab386ac0b64a5a4ff67f7e97010ab2a64d4d1",
 	"logspace.glsl":                    "1996494b5219c2a65b16794927b22f0ea33504fab71f6a2789e03a6a31b2158b",
-	"matrix_affine_scan_bwd.comp":      "ae65f960b74edd83577585af233222ea0c7053e809c1ab1fee23278bcc399a45",
-	"matrix_affine_scan_fwd.comp":      "17d5d431da466c917a5ce806ef1a43c9dc561d3c5e9181f2f570b99fa3261cf4",
+	"matrix_affine_scan_bwd.comp":      "bc6125f3e22a0258648f5a322c7810422a3eb73b6f54bca819000e04aef2397c",
+	"matrix_affine_scan_fwd.comp":      "eaf95669573ae46e4269f56d5ff647080d01ef62e3de49a58124004d3d697061",
 	"matrix_affine_scan_rows_bwd.comp": "d19a8d9c5c5f1da8f2cbce3db9771b020e1794faf44c832f2c8c7258768b3023",
 	"matrix_affine_scan_rows_fwd.comp": "a3eb3344e52ec16bb2ac817d8186e5393e1d11c2f5431644ebbf189083630990",
 	"matrix_scan_bwd.comp":             "0273c81d18eb0e54475c6be458d0534ab393a5f3451e9718bbbc1b0be20b5b5f",

@@ -18,7 +18,9 @@ import (
 // workgroups that are not a power of two, one chunk with v > 1), with and
 // without an initial state, in each row width the 16-bit kernels read
 // in whole words (k = 2, 4, 8, 16), with one column an invocation and,
-// where v is even, two (the rule's choice for 16-bit types). The conformance matrix reaches this layout
+// where v is even, two (the rule's choice for 16-bit types), each with the
+// rule's ring of loads in flight and, where that is not none, with none
+// (chunks shorter than the ring and not a multiple of it included). The conformance matrix reaches this layout
 // only where the row layout does not fit or the lanes are few.
 func TestAffineColumnPaths(t *testing.T) {
 	b := testBackend(t)
@@ -26,7 +28,7 @@ func TestAffineColumnPaths(t *testing.T) {
 	ref := eager.New()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	defer func() { b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols = 0, 0, 0 }()
+	defer func() { b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols, b.cfg.colRing = 0, 0, 0, 0 }()
 	b.cfg.affineRows = -1
 	for _, r := range []struct {
 		dt      scans.DType
@@ -45,6 +47,8 @@ func TestAffineColumnPaths(t *testing.T) {
 		{scans.BF16, 2, 2, 77, 3, false},
 		{scans.BF16, 8, 8, 64, 1, true},
 		{scans.F16, 16, 4, 40, 2, false},
+		{scans.F16, 4, 4, 5, 1, true},
+		{scans.F32, 8, 2, 3, 1, false},
 	} {
 		b.cfg.blockChunks = r.chunks
 		for _, cols := range []int{1, 2} {
@@ -52,16 +56,23 @@ func TestAffineColumnPaths(t *testing.T) {
 				continue
 			}
 			b.cfg.blockCols = cols
-			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-				c := bench.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: 5, K: r.k, V: r.v},
-					DType: r.dt, Regime: bench.Typical, Init: r.init}
-				t.Run(fmt.Sprintf("chunks=%d/cols=%d/%s", r.chunks, cols, c.Name()), func(t *testing.T) {
-					if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
-						t.Errorf("%s", res.Summary())
-					}
-				})
+			rings := []int{colRing(r.k, cols, r.dt.Size())}
+			if rings[0] > 0 {
+				rings = append(rings, 0)
+			}
+			for _, ring := range rings {
+				b.cfg.colRing = ring + 1
+				for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+					c := bench.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: 5, K: r.k, V: r.v},
+						DType: r.dt, Regime: bench.Typical, Init: r.init}
+					t.Run(fmt.Sprintf("chunks=%d/cols=%d/ring=%d/%s", r.chunks, cols, ring, c.Name()), func(t *testing.T) {
+						if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
+							t.Errorf("%s", res.Summary())
+						}
+					})
+				}
 			}
 		}
-		b.cfg.blockCols = 0
+		b.cfg.blockCols, b.cfg.colRing = 0, 0
 	}
 }

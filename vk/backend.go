@@ -43,6 +43,9 @@ type config struct {
 	// Tests: give each invocation of the column layout this many columns
 	// (1, or 2 with v even) whatever blockCols says.
 	blockCols int
+	// Tests: give the column layout a ring of colRing-1 steps (0: the
+	// rule's).
+	colRing int
 	// Tests: softF16 widens and narrows f16 with the integer conversions
 	// even where the device's instructions are exact (no probes run);
 	// hwNarrow narrows f16 with packHalf2x16 without probing it, so that

@@ -320,6 +320,16 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
 	k.spec[specPhase] = phase
 	k.spec[specCols] = uint32(cols)
+	if c.op == scans.OpMatrixAffineScan && phase == 0 {
+		// The ring hides memory latency on a GPU; on a CPU device it
+		// would only cost compile time (seconds a pipeline on lavapipe).
+		if !c.dev.software {
+			k.spec[specRing] = uint32(colRing(d.K, cols, c.dt.Size()))
+		}
+		if c.b.cfg.colRing > 0 {
+			k.spec[specRing] = uint32(c.b.cfg.colRing - 1)
+		}
+	}
 	if phase == 0 {
 		k.invPerBatch = int64(d.N) * int64(d.V/cols) * int64(chunks)
 	} else {

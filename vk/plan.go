@@ -16,7 +16,7 @@ const (
 	specPhase           // block backward: 0 scan, 1 outer products
 	specWriteG32        // block backward: also write G in f32
 	specAligned         // tiled 16-bit kernels: every word access is whole
-	specRing            // row layout: steps of loads in flight
+	specRing            // row and column layouts of matrix_affine_scan: steps of loads in flight
 	specDepth           // subgroup Givens kernels: steps of loads in flight
 	specHWF16           // f16 kernels: the exact hardware conversions (hwWiden, hwNarrow)
 	specPairs           // subgroup Givens backward: lanes sharing angle words pair in a subgroup
@@ -253,6 +253,29 @@ func blockCols(dt scans.DType, V int) int {
 		return 2
 	}
 	return 1
+}
+
+// colRing is the number of steps whose loads the column layout keeps in
+// flight (RING in shaders/affine.glsl; 0 loads each step where it is
+// computed): for k = 4 and 8, the largest power of two up to 8 whose ring
+// (steps times A_t's block and the invocation's words of X_t: k*k + k*cols
+// words a step in f32, k*k/2 + k in 16-bit types) stays within 160 words;
+// 0 for other k, whose block would take too many registers (k = 16) or
+// is not whole 16-byte vectors. At k = v = 8: 2 steps in f32 (144 words),
+// 4 in 16-bit types (160). A CPU device takes no ring (vk/ops.go).
+func colRing(K, cols, esize int) int {
+	if K != 4 && K != 8 {
+		return 0
+	}
+	words := K*K + K*cols
+	if esize == 2 {
+		words = K*K/2 + K
+	}
+	u := 8
+	for u > 1 && u*words > 160 {
+		u /= 2
+	}
+	return u
 }
 
 func blockLayout(B, T, N, K, V, cols, maxWG, maxShared int) (wg, chunks int) {

@@ -47,7 +47,8 @@ import (
 //     the tile, the chunks as the chunks).
 //   - affine-long16: the column layout of affine-long in every element
 //     type, with one and two columns an invocation ("columns",
-//     "columns2"), from 8 chunks.
+//     "columns2"), from 8 chunks, the rule's ring of loads in flight; at
+//     the rule's chunk count also rings of 0 to 8 steps ("columns-r2").
 //
 // The tiled kernels' rows say "tiled".
 //
@@ -349,7 +350,9 @@ func TestLayoutSweep(t *testing.T) {
 // chunks).
 func affineLong(t *testing.T, b *Backend, d *device, long bench.Shape, dts []scans.DType,
 	row func(string, scans.Op, scans.Dims, scans.DType, bench.Mode, int, int, bool), kernelName *string, rows bool) {
-	defer func() { b.cfg.rowsWG, b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols = [2]int{}, 0, 0, 0 }()
+	defer func() {
+		b.cfg.rowsWG, b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols, b.cfg.colRing = [2]int{}, 0, 0, 0, 0
+	}()
 	defer func() { *kernelName = "tiled" }()
 	op := scans.OpMatrixAffineScan
 	dims := long.Dims(op)
@@ -386,6 +389,7 @@ func affineLong(t *testing.T, b *Backend, d *device, long bench.Shape, dts []sca
 				if !rows {
 					first = 8
 				}
+				ruleRing := colRing(dims.K, cols, dt.Size())
 				for chunks := first; 8*chunks <= dims.T; chunks *= 2 {
 					wg, shared := blockChunkLayout(dims.K, dims.V, cols, chunks)
 					if wg > d.maxWorkgroup() || shared > d.maxSharedMemory() {
@@ -393,9 +397,24 @@ func affineLong(t *testing.T, b *Backend, d *device, long bench.Shape, dts []sca
 					}
 					b.cfg.blockChunks = chunks
 					row("long-T", op, dims, dt, mode, wg, chunks, !ruleRows && cols == ruleCols && chunks == ruleChunks)
+					if rows || chunks != ruleChunks {
+						continue
+					}
+					// affine-long16: the rule's chunks under rings of 0 to 8
+					// steps (kernel "columns-r<ring>").
+					name := *kernelName
+					for _, ring := range []int{0, 1, 2, 4, 8} {
+						if ring == ruleRing {
+							continue
+						}
+						*kernelName = fmt.Sprintf("%s-r%d", name, ring)
+						b.cfg.colRing = ring + 1
+						row("long-T", op, dims, dt, mode, wg, chunks, false)
+					}
+					*kernelName, b.cfg.colRing = name, 0
 				}
 			}
-			b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols = 0, 0, 0
+			b.cfg.affineRows, b.cfg.blockChunks, b.cfg.blockCols, b.cfg.colRing = 0, 0, 0, 0
 		}
 	}
 }
