@@ -262,8 +262,8 @@ uint s_slot(Col r, uint k, uint cc) { return ((k * LPW + r.local) * V + r.c + cc
 // The ring. Each step of the column layout waits on its loads (A_t and
 // the invocation's part of X_t or dH_t), and with the few lanes this
 // layout serves (long T) the device holds few invocations, so a step
-// costs about one memory round trip. Where RING > 0 (the host's colRing:
-// k = 4 or 8), the loads of the next RING steps are issued ahead into
+// costs about one memory round trip. Where RING > 0 (k = 4 or 8 only;
+// the host's colRing takes 2 in f32 at k = 8), the loads of the next RING steps are issued ahead into
 // registers, raw (16-bit elements are widened only when their step is
 // computed), step t in slot (t - first) % RING of the walk: A_t's whole
 // block (AW words, as 16-byte vectors: the block starts at a multiple of

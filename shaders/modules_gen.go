@@ -72,7 +72,7 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "4c659b3d6036438b19b08c3a6a3394e4c26abc9bee2d30f46b026d053e20a9ca",
+	"affine.glsl":                      "f1b2c2d19e558ce3ce59580e82838ae6755298b9279df9257c2fc856e322dba1",
 	"affine_bwd.glsl":                  "1d8ddf415ef7c268dfac87f74d560af49dd1642c2e3f561c2279df607279dc25",
 	"affine_fwd.glsl":                  "da38c2a13956f5d54324c3e6d1b3bab3da1e93716df43850c8335c7d18e01e6f",
 	"affine_rows.glsl":                 "8d9615d4f4764f2ebce684e7e735332cee2d1158124c476be1ab735918ab26a1",

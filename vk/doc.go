@@ -186,10 +186,10 @@
 // words: 16-byte vectors in f32 with k = 4 or 8 and in 16-bit types with
 // k = 8 or 16, 8 and 4 bytes for 16-bit k = 4 and 2. With the few lanes
 // this layout serves the device holds few invocations and each step would
-// wait a memory round trip for its loads, so for k = 4 and 8 an invocation
-// keeps the loads of its next steps in flight in a ring of registers (A_t's
-// whole block and its part of X_t, raw; 2 steps in f32 and 4 in 16-bit
-// types at k = v = 8; colRing in plan.go). T is chunked when
+// wait a memory round trip for its loads, so in f32 at k = 8 an
+// invocation keeps the loads of its next 2 steps in flight in a ring of
+// registers (A_t's whole block and its part of X_t; colRing in plan.go
+// says why no other case takes one). T is chunked when
 // ceil(k/v) <= 4: pass 1
 // computes each chunk's aggregate from a zero carry (its kxk transition
 // product built column by column across the lane's invocations, about

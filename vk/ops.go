@@ -324,7 +324,7 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 		// The ring hides memory latency on a GPU; on a CPU device it
 		// would only cost compile time (seconds a pipeline on lavapipe).
 		if !c.dev.software {
-			k.spec[specRing] = uint32(colRing(d.K, cols, c.dt.Size()))
+			k.spec[specRing] = uint32(colRing(d.K, c.dt.Size()))
 		}
 		if c.b.cfg.colRing > 0 {
 			k.spec[specRing] = uint32(c.b.cfg.colRing - 1)

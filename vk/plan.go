@@ -257,25 +257,20 @@ func blockCols(dt scans.DType, V int) int {
 
 // colRing is the number of steps whose loads the column layout keeps in
 // flight (RING in shaders/affine.glsl; 0 loads each step where it is
-// computed): for k = 4 and 8, the largest power of two up to 8 whose ring
-// (steps times A_t's block and the invocation's words of X_t: k*k + k*cols
-// words a step in f32, k*k/2 + k in 16-bit types) stays within 160 words;
-// 0 for other k, whose block would take too many registers (k = 16) or
-// is not whole 16-byte vectors. At k = v = 8: 2 steps in f32 (144 words),
-// 4 in 16-bit types (160). A CPU device takes no ring (vk/ops.go).
-func colRing(K, cols, esize int) int {
-	if K != 4 && K != 8 {
-		return 0
+// computed): 2 for f32 at k = 8, else 0. The kernels take a ring of any
+// depth at k = 4 and 8 (tests run them), but on an H200 at the long-T
+// shape only f32 gained: 2 steps took the forward from 78.6 to 70.8 µs and
+// the forward and backward from 242.3 to 227.8 µs (214 registers, no
+// spills); 4 and 8 steps spilled (144 and 1342 µs). In 16-bit types, whose
+// invocations hold two columns, every ring was slower (f16 forward 84.9
+// µs with none, 96.2, 93.0, 108.2 and 195.3 with 1, 2, 4 and 8 steps: 255
+// registers and spills from 4 on, and pipelines that took the driver 4 to
+// 12 s to compile).
+func colRing(K, esize int) int {
+	if esize == 4 && K == 8 {
+		return 2
 	}
-	words := K*K + K*cols
-	if esize == 2 {
-		words = K*K/2 + K
-	}
-	u := 8
-	for u > 1 && u*words > 160 {
-		u /= 2
-	}
-	return u
+	return 0
 }
 
 func blockLayout(B, T, N, K, V, cols, maxWG, maxShared int) (wg, chunks int) {

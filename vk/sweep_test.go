@@ -389,7 +389,7 @@ func affineLong(t *testing.T, b *Backend, d *device, long bench.Shape, dts []sca
 				if !rows {
 					first = 8
 				}
-				ruleRing := colRing(dims.K, cols, dt.Size())
+				ruleRing := colRing(dims.K, dt.Size())
 				for chunks := first; 8*chunks <= dims.T; chunks *= 2 {
 					wg, shared := blockChunkLayout(dims.K, dims.V, cols, chunks)
 					if wg > d.maxWorkgroup() || shared > d.maxSharedMemory() {
