@@ -1,4 +1,5 @@
-// Layout of the block kernels (matrix_scan, matrix_affine_scan).
+// The column layout of matrix_affine_scan (the host's choice where the
+// row layout of affine_rows.glsl is not; see blockRows in vk/plan.go).
 //
 // H_t = A_t H_{t-1} + X_t multiplies from the left, so the v columns of a
 // kxv block evolve independently: an invocation keeps COLS adjacent
@@ -190,6 +191,25 @@ uint s_slot(Col r, uint k, uint cc) { return ((k * LPW + r.local) * V + r.c + cc
                 f_ = f_ && !isnan(v[IDX(cc_, i_)]) && !isinf(v[IDX(cc_, i_)]); \
             }                                                           \
             fin[cc_] = f_;                                              \
+        }                                                               \
+    }
+
+// CHECK_FINITE(fin, all, v) declares the bools fin[COLS], whether each
+// column of v is finite, and all, whether every one is.
+#define CHECK_FINITE(fin, all, v)                                       \
+    bool fin[COLS];                                                     \
+    FINITE_COLS(fin, v);                                                \
+    bool all = true;                                                    \
+    for (uint cc = 0u; cc < COLS; cc++) {                               \
+        all = all && fin[cc];                                           \
+    }
+
+// KEEP_FOLDED(v, folded, fin) puts back the folded carry-in of each
+// finite column (fin) into v, after v was walked step by step.
+#define KEEP_FOLDED(v, folded, fin)                                     \
+    for (uint cc = 0u; cc < COLS; cc++) {                               \
+        for (uint i = 0u; i < K; i++) {                                 \
+            v[IDX(cc, i)] = fin[cc] ? folded[IDX(cc, i)] : v[IDX(cc, i)]; \
         }                                                               \
     }
 

@@ -75,6 +75,18 @@ void at_mul(uint ai, float g[K], out float o[K]) {
         RING_X(rx, u, dH_, pc.off[3] + x_index(r, (t)) + r.c);          \
     }
 
+// PRIME_RING_B(len) declares the ring (ra, rx) and len, the chunk's
+// steps, and loads its last RING steps into it, step t1 - 1 - v in slot v.
+#define PRIME_RING_B(len)                                               \
+    RWORD ra[RS * AW + 1u];                                             \
+    RWORD rx[RS * XW + 1u];                                             \
+    uint len = r.t1 - r.t0;                                             \
+    [[unroll]] for (uint v = 0u; v < RING; v++) {                       \
+        if (v < len) {                                                  \
+            FILL_B(v, r.t1 - 1u - v);                                   \
+        }                                                               \
+    }
+
 // LOAD_G_RING(u, t, uv, g) is LOAD_G from slot u.
 #define LOAD_G_RING(u, t, uv, g)                                        \
     {                                                                   \
@@ -183,14 +195,7 @@ void scan_columns() {
             }
         } else if (r.live) {
             // Step t = t1 - 1 - n in slot n % RING.
-            RWORD ra[RS * AW + 1u];
-            RWORD rx[RS * XW + 1u];
-            uint len = r.t1 - r.t0;
-            [[unroll]] for (uint v = 0u; v < RING; v++) {
-                if (v < len) {
-                    FILL_B(v, r.t1 - 1u - v);
-                }
-            }
+            PRIME_RING_B(len);
             for (uint n0 = 0u; n0 < len; n0 += RING) {
                 [[unroll]] for (uint v = 0u; v < RING; v++) {
                     uint n = n0 + v;
@@ -232,12 +237,7 @@ void scan_columns() {
         // A column whose carry-in is not finite: walk the later steps one
         // by one instead (see affine.glsl), keeping the folded carry-in
         // of a finite column.
-        bool fin[COLS];
-        FINITE_COLS(fin, u);
-        bool all = true;
-        for (uint cc = 0u; cc < COLS; cc++) {
-            all = all && fin[cc];
-        }
+        CHECK_FINITE(fin, all, u);
         if (!all) {
             float folded[KC];
             for (uint e = 0u; e < KC; e++) {
@@ -249,11 +249,7 @@ void scan_columns() {
                 LOAD_G(r, t, u, g);
                 AT_MUL_COLS(pc.off[0] + a_index(r, t), g, u);
             }
-            for (uint cc = 0u; cc < COLS; cc++) {
-                for (uint i = 0u; i < K; i++) {
-                    u[IDX(cc, i)] = fin[cc] ? folded[IDX(cc, i)] : u[IDX(cc, i)];
-                }
-            }
+            KEEP_FOLDED(u, folded, fin);
         }
     }
     if (RING == 0u) {
@@ -273,14 +269,7 @@ void scan_columns() {
     } else {
         // Step t = t1 - 1 - n in slot n % RING; its loads were issued
         // RING steps before.
-        RWORD ra[RS * AW + 1u];
-        RWORD rx[RS * XW + 1u];
-        uint len = r.t1 - r.t0;
-        [[unroll]] for (uint v = 0u; v < RING; v++) {
-            if (v < len) {
-                FILL_B(v, r.t1 - 1u - v);
-            }
-        }
+        PRIME_RING_B(len);
         for (uint n0 = 0u; n0 < len; n0 += RING) {
             [[unroll]] for (uint v = 0u; v < RING; v++) {
                 uint n = n0 + v;

@@ -62,6 +62,17 @@ OUT_BUFFER(3, H_)
         RING_X(rx, u, X_, pc.off[1] + x_index(r, (t)) + r.c);           \
     }
 
+// PRIME_RING() declares the ring (ra, rx) and loads the chunk's first
+// RING steps into it, step r.t0 + u in slot u.
+#define PRIME_RING()                                                    \
+    RWORD ra[RS * AW + 1u];                                             \
+    RWORD rx[RS * XW + 1u];                                             \
+    [[unroll]] for (uint u = 0u; u < RING; u++) {                       \
+        if (r.t0 + u < r.t1) {                                          \
+            FILL(u, r.t0 + u);                                          \
+        }                                                               \
+    }
+
 // LOAD_INIT(r, h) sets h to the invocation's columns of H0, or zeros.
 #define LOAD_INIT(r, h)                                                 \
     {                                                                   \
@@ -108,13 +119,7 @@ void main() {
                 }
             }
         } else if (r.live) {
-            RWORD ra[RS * AW + 1u];
-            RWORD rx[RS * XW + 1u];
-            [[unroll]] for (uint u = 0u; u < RING; u++) {
-                if (r.t0 + u < r.t1) {
-                    FILL(u, r.t0 + u);
-                }
-            }
+            PRIME_RING();
             for (uint s0 = r.t0; s0 < r.t1; s0 += RING) {
                 [[unroll]] for (uint u = 0u; u < RING; u++) {
                     uint t = s0 + u;
@@ -155,12 +160,7 @@ void main() {
         // A column whose carry-in is not finite: walk the earlier steps
         // one by one instead (see affine.glsl), keeping the folded
         // carry-in of a finite column.
-        bool fin[COLS];
-        FINITE_COLS(fin, h);
-        bool all = true;
-        for (uint cc = 0u; cc < COLS; cc++) {
-            all = all && fin[cc];
-        }
+        CHECK_FINITE(fin, all, h);
         if (!all) {
             float folded[KC];
             for (uint e = 0u; e < KC; e++) {
@@ -170,11 +170,7 @@ void main() {
             for (uint t = 0u; t < r.t0; t++) {
                 STEP(r, t, h);
             }
-            for (uint cc = 0u; cc < COLS; cc++) {
-                for (uint i = 0u; i < K; i++) {
-                    h[IDX(cc, i)] = fin[cc] ? folded[IDX(cc, i)] : h[IDX(cc, i)];
-                }
-            }
+            KEEP_FOLDED(h, folded, fin);
         }
     }
     if (RING == 0u) {
@@ -187,13 +183,7 @@ void main() {
         }
         return;
     }
-    RWORD ra[RS * AW + 1u];
-    RWORD rx[RS * XW + 1u];
-    [[unroll]] for (uint u = 0u; u < RING; u++) {
-        if (r.t0 + u < r.t1) {
-            FILL(u, r.t0 + u);
-        }
-    }
+    PRIME_RING();
     for (uint s0 = r.t0; s0 < r.t1; s0 += RING) {
         [[unroll]] for (uint u = 0u; u < RING; u++) {
             uint t = s0 + u;

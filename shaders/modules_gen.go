@@ -72,9 +72,9 @@ var modules = []module{
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
 var sourceDigests = map[string]string{
-	"affine.glsl":                      "f1b2c2d19e558ce3ce59580e82838ae6755298b9279df9257c2fc856e322dba1",
-	"affine_bwd.glsl":                  "1d8ddf415ef7c268dfac87f74d560af49dd1642c2e3f561c2279df607279dc25",
-	"affine_fwd.glsl":                  "da38c2a13956f5d54324c3e6d1b3bab3da1e93716df43850c8335c7d18e01e6f",
+	"affine.glsl":                      "6e3a4d4ae4eb80a9adc5225cc40a48035426fc8ec421cd99331d948bf8db531b",
+	"affine_bwd.glsl":                  "05a842ec4d80c8b01cd6c5abe457d8be59a3138072f84f8bdada8db373b3e11e",
+	"affine_fwd.glsl":                  "45f855534d53021affdc3ddbf8b6e9c595a2598eeb70150e5e3dcb990ae1dd5c",
 	"affine_rows.glsl":                 "8d9615d4f4764f2ebce684e7e735332cee2d1158124c476be1ab735918ab26a1",
 	"chunks.glsl":                      "294293a41890604976a3d82013bd5b5a704094244153ca2ef222c11547e697a5",
 	"common.glsl":                      "96a9a860702df38dcbcfe452882e7d03870e91ff55bdb7bcda0dfeb60897483b",

@@ -314,13 +314,6 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 			chunks = c.b.cfg.blockChunks
 			wg, _ = blockChunkLayout(d.K, d.V, cols, chunks)
 		}
-	}
-	k.spec[specWG] = uint32(wg)
-	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
-	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
-	k.spec[specPhase] = phase
-	k.spec[specCols] = uint32(cols)
-	if c.op == scans.OpMatrixAffineScan && phase == 0 {
 		// The ring hides memory latency on a GPU; on a CPU device it
 		// would only cost compile time (seconds a pipeline on lavapipe).
 		if !c.dev.software {
@@ -330,6 +323,11 @@ func (c *call) block(dir scans.Direction, phase uint32) kernel {
 			k.spec[specRing] = uint32(c.b.cfg.colRing - 1)
 		}
 	}
+	k.spec[specWG] = uint32(wg)
+	k.spec[specK], k.spec[specV] = uint32(d.K), uint32(d.V)
+	k.spec[specChunks], k.spec[specTile] = uint32(chunks), 1
+	k.spec[specPhase] = phase
+	k.spec[specCols] = uint32(cols)
 	if phase == 0 {
 		k.invPerBatch = int64(d.N) * int64(d.V/cols) * int64(chunks)
 	} else {
