@@ -29,6 +29,7 @@ var flags = []string{"-fshader-stage=compute", "--target-env=vulkan1.0", "-O"}
 var moduleFlags = map[string][]string{
 	"givens_scan_sg_fwd.comp": {"--target-env=vulkan1.1"},
 	"givens_scan_sg_bwd.comp": {"--target-env=vulkan1.1"},
+	"shuffleprobe.comp":       {"--target-env=vulkan1.1"},
 }
 
 // chunkedModules names the second module built from a source with
@@ -39,6 +40,9 @@ var chunkedModules = map[string]string{
 	"givens_scan_sg_fwd.comp": "givens_scan_sgc_fwd",
 	"givens_scan_sg_bwd.comp": "givens_scan_sgc_bwd",
 }
+
+// untyped names the sources compiled once, with no element type.
+var untyped = map[string]bool{"empty": true, "copy": true, "f16probe": true, "f16narrowprobe": true, "shuffleprobe": true}
 
 var dtypes = []struct{ suffix, define string }{
 	{"f32", "DT_F32"}, {"f16", "DT_F16"}, {"bf16", "DT_BF16"},
@@ -81,10 +85,14 @@ func main() {
 	for _, src := range comps {
 		base := strings.TrimSuffix(src, ".comp")
 		variants := dtypes
-		if base == "empty" || base == "copy" || base == "f16probe" || base == "f16narrowprobe" { // untyped modules
+		if untyped[base] {
 			variants = variants[:0]
 			compile(base, src, nil)
-			fmt.Fprintf(&b, "\t{Name: %q, Source: %q},\n", base, src)
+			if extra := moduleFlags[src]; len(extra) > 0 {
+				fmt.Fprintf(&b, "\t{Name: %q, Source: %q, Flags: %#v},\n", base, src, extra)
+			} else {
+				fmt.Fprintf(&b, "\t{Name: %q, Source: %q},\n", base, src)
+			}
 		}
 		// Each base name of the source, and the defines it adds.
 		bases := map[string][]string{base: nil}

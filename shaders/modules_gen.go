@@ -68,6 +68,7 @@ var modules = []module{
 	{Name: "parallel_scan_log_fwd_f32", Source: "parallel_scan_log_fwd.comp", Defines: []string{"DT_F32"}},
 	{Name: "parallel_scan_log_fwd_f16", Source: "parallel_scan_log_fwd.comp", Defines: []string{"DT_F16"}},
 	{Name: "parallel_scan_log_fwd_bf16", Source: "parallel_scan_log_fwd.comp", Defines: []string{"DT_BF16"}},
+	{Name: "shuffleprobe", Source: "shuffleprobe.comp", Flags: []string{"--target-env=vulkan1.1"}},
 }
 
 // sourceDigests is the SHA-256 of every shader source at generation time.
@@ -100,5 +101,6 @@ var sourceDigests = map[string]string{
 	"matrix_scan_fwd.comp":             "9320dc29d55b0d417cd5cc21b3f79e3624b30e3f4efc12ca2198adeb8386cad9",
 	"parallel_scan_log_bwd.comp":       "4e0fde0c6820c84319ea5923ffc8b31b54e302ad59d81d1fa49e2d5474de0eb2",
 	"parallel_scan_log_fwd.comp":       "35596f4382c9f3b1aefddb25828c36364bf7be0f61aacfe0e7073e7d76ed5314",
+	"shuffleprobe.comp":                "c09cadb590f73f1d3c31ea283603447f27345726b9d9672c4d9a597ecf8e6f0f",
 	"sincos.glsl":                      "8cdcec54695094a4e2a7ea39060f70f8e76e60cabdf8719d51a876cbf21e7c6c",
 }
