@@ -19,6 +19,7 @@ type config struct {
 	device     string // MINGRU_VK_DEVICE: index or name substring
 	validation bool   // MINGRU_VK_VALIDATION=1
 	pipeLog    string // MINGRU_VK_PIPELINE_LOG: file receiving one line per pipeline built
+	guard      bool   // MINGRU_VK_GUARD=1: guard regions after every tensor buffer
 	maxRange   int64  // if > 0, caps maxStorageBufferRange (forces slicing)
 	// Tests: stage every transfer through a staging buffer of this many
 	// bytes, as on a discrete GPU.
@@ -77,6 +78,7 @@ func New() *Backend {
 		device:     os.Getenv("MINGRU_VK_DEVICE"),
 		validation: os.Getenv("MINGRU_VK_VALIDATION") == "1",
 		pipeLog:    os.Getenv("MINGRU_VK_PIPELINE_LOG"),
+		guard:      guardFromEnv(),
 	}}
 }
 
@@ -113,7 +115,7 @@ func (b *Backend) Status() scans.Status {
 		return scans.Status{Backend: "vulkan", Reason: err.Error()}
 	}
 	return scans.Status{Backend: "vulkan", Available: true, Device: d.name, Driver: d.driver, Software: d.software,
-		Notes: d.f16Paths()}
+		Notes: d.f16Paths() + "; " + d.subgroupNote}
 }
 
 // softwareMaxT is the longest sequence a CPU Vulkan device (Mesa's

@@ -2,6 +2,7 @@ package vk
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/mingru/scans"
@@ -395,4 +396,73 @@ func TestGivensSGChunksWG(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGivensSGNumbering holds the subgroup Givens kernels' numbering of
+// invocations (thread_of_invocation in shaders/givens_sg.glsl) to what
+// their shuffles need, for every subgroup size a device may run, 4 to
+// 128, including devices whose compiler picks a smaller size than the
+// largest: in each workgroup of the layout, the invocations numbered
+// gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID serve every
+// (chunk, lane, pair) exactly once, and the k/2 invocations of a (chunk,
+// lane) group are consecutive within one subgroup, so that the neighbours
+// their shuffles name (index - 1 and + 1 within the group) are theirs.
+// Devices run subgroups as wide as 32 (NVIDIA) and as narrow as 4 here;
+// this covers the other sizes.
+func TestGivensSGNumbering(t *testing.T) {
+	for _, minSize := range []int{4, 8, 16, 32, 64, 128} {
+		for _, maxSize := range []int{minSize, 2 * minSize, 4 * minSize} {
+			for _, s := range []struct{ B, T, N, K int }{
+				{32, 4096, 128, 8}, {128, 64, 8, 8}, {16, 1024, 8, 8}, {3, 1000, 5, 2}, {3, 1000, 3, 16},
+				{3, 2, 5, 8}, {3, 256, 5, 4}, {1, 1 << 20, 1, 16},
+			} {
+				wg, chunks, _, ok := givensSGLayout(s.B, s.T, s.N, s.K, minSize, maxSize, 1024, 32<<10)
+				if !ok {
+					if s.K/2 <= minSize && maxSize <= 1024 {
+						t.Errorf("sizes %d to %d %+v: declined", minSize, maxSize, s)
+					}
+					continue
+				}
+				for size := minSize; size <= maxSize; size *= 2 {
+					if why := checkSGNumbering(wg, chunks, s.K/2, size); why != "" {
+						t.Errorf("sizes %d to %d, running %d, %+v (wg %d, %d chunks): %s", minSize, maxSize, size, s, wg, chunks, why)
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkSGNumbering walks one workgroup of wg invocations in subgroups of
+// size as the kernels number them and returns what breaks, or "".
+func checkSGNumbering(wg, chunks, f, size int) string {
+	if wg%size != 0 {
+		return fmt.Sprintf("workgroup %d is not whole subgroups of %d", wg, size)
+	}
+	lpw := wg / f / chunks
+	served := map[[3]int]bool{}
+	for sg := 0; sg < wg/size; sg++ {
+		for self := 0; self < size; self++ {
+			slot := sg*size + self
+			q := slot % f
+			g := slot / f
+			local, j := g%lpw, g/lpw
+			if j >= chunks {
+				return fmt.Sprintf("invocation %d has chunk %d of %d", slot, j, chunks)
+			}
+			key := [3]int{j, local, q}
+			if served[key] {
+				return fmt.Sprintf("(chunk %d, lane %d, pair %d) served twice", j, local, q)
+			}
+			served[key] = true
+			// The group's first and last invocations lie in this subgroup.
+			if first, last := self-q, self-q+f-1; first < 0 || last >= size {
+				return fmt.Sprintf("invocation %d's group runs over subgroup %d (index %d, pair %d)", slot, sg, self, q)
+			}
+		}
+	}
+	if len(served) != chunks*lpw*f {
+		return fmt.Sprintf("%d of %d (chunk, lane, pair) served", len(served), chunks*lpw*f)
+	}
+	return ""
 }

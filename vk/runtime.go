@@ -45,7 +45,8 @@ func check(r vk.Result, what string) error {
 type buffer struct {
 	buf    vk.Buffer
 	mem    vk.DeviceMemory
-	size   int64 // bytes allocated for the buffer (a multiple of 4)
+	size   int64 // bytes allocated for the buffer's contents (a multiple of 4)
+	guard  int64 // bytes of guard region after the contents (see guard.go)
 	charge int64 // bytes of device memory counted against the peak
 	host   bool  // host-visible (mapped directly for transfers)
 }
@@ -96,8 +97,11 @@ type device struct {
 	maxShared     int
 	sharedLimit   int    // the device's own limit, which maxShared caps
 	api           uint32 // the instance's API version
-	subgroup      int    // smallest subgroup size for shuffles in compute, 0 without (see subgroupSize)
-	subgroupMax   int    // the reported subgroup size
+	subgroup      int    // smallest subgroup size for shuffles in compute, 0 without (see subgroup.go)
+	subgroupMax   int    // the greatest subgroup size the device may use
+	fullSubgroups bool   // subgroup pipelines are created requiring full subgroups
+	subgroupNote  string // how the subgroup kernels stand, for the status notes
+	guard         bool   // tensor buffers carry guard regions (guard.go)
 	tsPeriod      float64
 	tsMask        uint64
 	hasTimestamps bool
@@ -181,7 +185,7 @@ func openDevice(cfg config) (_ *device, err error) {
 	if err := loadLoader(cfg.loader); err != nil {
 		return nil, err
 	}
-	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog}
+	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog, guard: cfg.guard}
 	defer func() {
 		if err != nil {
 			d.destroy()
@@ -208,6 +212,9 @@ func openDevice(cfg config) (_ *device, err error) {
 	}
 	if d.placeholder, err = d.allocRaw(256, false); err != nil {
 		return nil, fmt.Errorf("vk: placeholder buffer: %w", err)
+	}
+	if err := d.probeSubgroups(); err != nil {
+		return nil, err
 	}
 	if cfg.softF16 {
 		d.narrowing = "integer rounding (software conversions asked for)"
@@ -416,7 +423,7 @@ func computeFamily(inst vk.Instance, p vk.PhysicalDevice) (family, bool) {
 }
 
 func (d *device) createDevice() error {
-	dev, stats, r := shimCreateDevice(d.instance, d.phys, d.qfam, d.pipeLog != "")
+	dev, stats, r := shimCreateDevice(d.instance, d.phys, d.qfam, d.pipeLog != "", d.fullSubgroups)
 	if err := check(r, "create device"); err != nil {
 		return err
 	}
@@ -482,40 +489,6 @@ func (d *device) maxSharedMemory() int { return d.maxShared }
 func (d *device) sharedMemoryLimit() int { return d.sharedLimit }
 
 // Subgroup features (VkSubgroupFeatureFlagBits) and the compute stage.
-const (
-	subgroupBasic   = 0x1
-	subgroupShuffle = 0x10
-	stageCompute    = 0x20
-)
-
-// subgroupSize is the smallest subgroup size the device runs compute
-// shaders with when they have the basic and shuffle subgroup operations
-// (Vulkan 1.1 on both the instance and the device), else 0: the kernels
-// that exchange values through shuffles run only where it is at least the
-// invocations that exchange. (Some compilers choose a size below the
-// reported subgroupSize; VK_EXT_subgroup_size_control reports the least.)
-func (d *device) subgroupSize(deviceAPI uint32) int {
-	if d.api < vk.MakeVersion(1, 1, 0) || deviceAPI < vk.MakeVersion(1, 1, 0) {
-		return 0
-	}
-	size, minSize, stages, ops, ok := shimSubgroup(d.instance, d.phys)
-	if !ok || stages&stageCompute == 0 || ops&(subgroupBasic|subgroupShuffle) != subgroupBasic|subgroupShuffle {
-		return 0
-	}
-	if minSize == 0 || minSize&(minSize-1) != 0 || size&(size-1) != 0 {
-		return 0
-	}
-	d.subgroupMax = int(size)
-	return int(minSize)
-}
-
-// shuffleWidth is the number of invocations the kernels may exchange
-// values within (the device's smallest subgroup size), 0 when they may
-// not; subgroupAlign a multiple of every subgroup size the device uses,
-// which a workgroup of those kernels is a multiple of.
-func (d *device) shuffleWidth() int  { return d.subgroup }
-func (d *device) subgroupAlign() int { return d.subgroupMax }
-
 // memoryType finds a memory type allowed by bits with all of want.
 func (d *device) memoryType(bits uint32, want vk.MemoryPropertyFlags) (uint32, bool) {
 	for i := uint32(0); i < d.memProps.MemoryTypeCount; i++ {
@@ -617,10 +590,16 @@ func (d *device) freeRaw(b *buffer) {
 	vk.FreeMemory(d.dev, b.mem, nil)
 }
 
-// alloc creates a device buffer and counts it for PeakBytes.
+// alloc creates a device buffer and counts it for PeakBytes. With guards
+// on, the buffer has a guard region after its contents (see guard.go).
 func (d *device) alloc(size int64) (*buffer, error) {
-	b, err := d.allocRaw(size, false)
+	size = (size + 3) &^ 3
+	b, err := d.allocRaw(size+d.guardBytes(), false)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.setGuard(b, size); err != nil {
+		d.freeRaw(b)
 		return nil, err
 	}
 	d.memMu.Lock()
@@ -827,7 +806,7 @@ func (d *device) pipeline(module string, spec [numSpec]uint32) (vk.Pipeline, err
 	if d.pipeStats {
 		flags = pipelineCaptureStatistics
 	}
-	p, r := shimCreatePipeline(d.instance, d.dev, sm, d.layout, spec[:], flags)
+	p, r := shimCreatePipeline(d.instance, d.dev, sm, d.layout, spec[:], flags, d.stageFlags(module))
 	if err := check(r, fmt.Sprintf("create pipeline %s %v", module, spec)); err != nil {
 		return nil, err
 	}
@@ -982,7 +961,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 		for _, k := range ks {
 			for _, o := range k.binds {
 				if o.buf != nil && o.out {
-					vk.CmdFillBuffer(cmd, o.buf.buf, 0, vk.DeviceSize(vk.WholeSize), o.poison)
+					vk.CmdFillBuffer(cmd, o.buf.buf, 0, vk.DeviceSize(o.buf.size), o.poison)
 				}
 			}
 		}
@@ -1011,6 +990,9 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	if err := d.submit(c); err != nil {
 		return 0, false, err
 	}
+	if err := d.checkGuards(ks); err != nil {
+		return 0, false, err
+	}
 	if !c.hasQry {
 		return 0, false, nil
 	}
@@ -1021,11 +1003,20 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	return ts[0], true, nil
 }
 
-// transfer copies between a device buffer and host memory, through the
-// staging buffer when the device buffer is not host-visible.
+// transfer copies between a device buffer's contents and host memory,
+// through the staging buffer when the device buffer is not host-visible.
 func (d *device) transfer(b *buffer, data []byte, toDevice bool) error {
 	if int64(len(data)) > b.size {
 		return fmt.Errorf("vk: transfer of %d bytes into a buffer of %d", len(data), b.size)
+	}
+	return d.transferAt(b, 0, data, toDevice)
+}
+
+// transferAt copies between bytes [at, at+len(data)) of a device buffer,
+// its guard region included, and host memory; at is a multiple of 4.
+func (d *device) transferAt(b *buffer, at int64, data []byte, toDevice bool) error {
+	if at+int64(len(data)) > b.size+b.guard {
+		return fmt.Errorf("vk: transfer of %d bytes at %d into a buffer of %d", len(data), at, b.size+b.guard)
 	}
 	if len(data) == 0 {
 		return nil
@@ -1035,7 +1026,7 @@ func (d *device) transfer(b *buffer, data []byte, toDevice bool) error {
 		if err := check(vk.MapMemory(d.dev, b.mem, 0, vk.DeviceSize(vk.WholeSize), 0, &p), "map memory"); err != nil {
 			return err
 		}
-		mem := unsafe.Slice((*byte)(p), len(data))
+		mem := unsafe.Slice((*byte)(unsafe.Add(p, at)), len(data))
 		if toDevice {
 			copy(mem, data)
 		} else {
@@ -1071,8 +1062,8 @@ func (d *device) transfer(b *buffer, data []byte, toDevice bool) error {
 			n = d.stagingSize
 		}
 		words := (n + 3) &^ 3
-		if int64(off+words) > b.size {
-			words = int(b.size) - off
+		if end := b.size + b.guard - at; int64(off+words) > end {
+			words = int(end) - off
 		}
 		if toDevice {
 			copy(stage, data[off:off+n])
@@ -1081,9 +1072,9 @@ func (d *device) transfer(b *buffer, data []byte, toDevice bool) error {
 			return err
 		}
 		if toDevice {
-			shimCopy(d.instance, c.cmd, d.staging.buf, b.buf, 0, uint64(off), uint64(words))
+			shimCopy(d.instance, c.cmd, d.staging.buf, b.buf, 0, uint64(at)+uint64(off), uint64(words))
 		} else {
-			shimCopy(d.instance, c.cmd, b.buf, d.staging.buf, uint64(off), 0, uint64(words))
+			shimCopy(d.instance, c.cmd, b.buf, d.staging.buf, uint64(at)+uint64(off), 0, uint64(words))
 		}
 		if err := d.submit(c); err != nil {
 			return err

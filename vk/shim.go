@@ -126,12 +126,15 @@ static int vks_has_device_ext(H instance, H phys, const char* name) {
 	return found;
 }
 typedef struct { int32_t sType; void* pNext; char props[4096]; } Props2; // VkPhysicalDeviceProperties and room to spare
+typedef struct { int32_t sType; void* pNext; char features[1024]; } Features2; // VkPhysicalDeviceFeatures and room to spare
+typedef struct { int32_t sType; void* pNext; uint32_t control; uint32_t full; } SizeControlFeatures; // VkPhysicalDeviceSubgroupSizeControlFeatures
 
 // vks_subgroup reads VkPhysicalDeviceSubgroupProperties (Vulkan 1.1: the
 // instance and the device must both be 1.1 or later) and, where the device
-// has VK_EXT_subgroup_size_control, the smallest subgroup size it may use
-// (else minSize is size).
-static int vks_subgroup(H instance, H phys, uint32_t* size, uint32_t* minSize, uint32_t* stages, uint32_t* ops) {
+// has VK_EXT_subgroup_size_control, the least and greatest subgroup sizes
+// it may use (else both are size) and whether it can require full
+// subgroups in compute (computeFullSubgroups).
+static int vks_subgroup(H instance, H phys, uint32_t* size, uint32_t* minSize, uint32_t* maxSize, uint32_t* stages, uint32_t* ops, int* full) {
 	void (*f)(H, Props2*) = gipa(instance, "vkGetPhysicalDeviceProperties2");
 	if (!f) return 0;
 	SubgroupProps sg;
@@ -150,8 +153,21 @@ static int vks_subgroup(H instance, H phys, uint32_t* size, uint32_t* minSize, u
 	free(p);
 	*size = sg.size;
 	*minSize = (control && sc.minSize > 0 && sc.minSize < sg.size) ? sc.minSize : sg.size;
+	*maxSize = (control && sc.maxSize > sg.size) ? sc.maxSize : sg.size;
 	*stages = sg.stages;
 	*ops = sg.ops;
+	*full = 0;
+	void (*ff)(H, Features2*) = gipa(instance, "vkGetPhysicalDeviceFeatures2");
+	if (control && ff) {
+		SizeControlFeatures fc = { 1000225002, NULL, 0, 0 }; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES
+		Features2* q = calloc(1, sizeof(Features2));
+		if (!q) return 0;
+		q->sType = 1000059000; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2
+		q->pNext = &fc;
+		ff(phys, q);
+		free(q);
+		*full = fc.control && fc.full;
+	}
 	return 1;
 }
 
@@ -170,21 +186,34 @@ typedef struct { int32_t sType; void* pNext; uint32_t on; } ExecFeature; // VkPh
 // vks_create_device creates the device with one queue of the family. With
 // stats, and where the device has VK_KHR_pipeline_executable_properties,
 // it enables that extension (for vks_pipeline_stats) and sets *stats to 1.
-static int32_t vks_create_device(H instance, H phys, uint32_t family, int* stats, H* out) {
+// With full, it enables VK_EXT_subgroup_size_control's subgroupSizeControl
+// and computeFullSubgroups (the caller has checked the device has both).
+static int32_t vks_create_device(H instance, H phys, uint32_t family, int* stats, int full, H* out) {
 	int32_t (*f)(H, const DeviceInfo*, const void*, H*) = gipa(instance, "vkCreateDevice");
 	if (!f) return -3;
 	float prio = 1.0f;
 	QueueInfo q = { ST_QUEUE, NULL, 0, family, 1, &prio };
 	DeviceInfo info = { ST_DEVICE, NULL, 0, 1, &q, 0, NULL, 0, NULL, NULL };
-	const char* ext = "VK_KHR_pipeline_executable_properties";
+	const char* exts[2];
+	uint32_t n = 0;
+	const char* statsExt = "VK_KHR_pipeline_executable_properties";
 	ExecFeature feat = { 1000269000, NULL, 1 }; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR
-	if (*stats && vks_has_device_ext(instance, phys, ext)) {
-		info.pNext = &feat;
-		info.extCount = 1;
-		info.exts = &ext;
+	SizeControlFeatures fc = { 1000225002, NULL, 1, 1 }; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES
+	const void* chain = NULL;
+	if (full) {
+		exts[n++] = "VK_EXT_subgroup_size_control";
+		chain = &fc;
+	}
+	if (*stats && vks_has_device_ext(instance, phys, statsExt)) {
+		exts[n++] = statsExt;
+		feat.pNext = (void*)chain;
+		chain = &feat;
 	} else {
 		*stats = 0;
 	}
+	info.pNext = chain;
+	info.extCount = n;
+	info.exts = n > 0 ? exts : NULL;
 	return f(phys, &info, NULL, out);
 }
 
@@ -255,8 +284,9 @@ static int32_t vks_create_layouts(H instance, H dev, uint32_t bindings, uint32_t
 }
 
 // vks_create_pipeline creates the compute pipeline of module's "main" with
-// the given specialization constants (ids 0..nspec-1) and create flags.
-static int32_t vks_create_pipeline(H instance, H dev, H module, H layout, const uint32_t* spec, uint32_t nspec, uint32_t flags, H* out) {
+// the given specialization constants (ids 0..nspec-1), pipeline create
+// flags and shader stage create flags.
+static int32_t vks_create_pipeline(H instance, H dev, H module, H layout, const uint32_t* spec, uint32_t nspec, uint32_t flags, uint32_t stageFlags, H* out) {
 	int32_t (*f)(H, H, uint32_t, const ComputeInfo*, const void*, H*) = gipa(instance, "vkCreateComputePipelines");
 	if (!f) return -3;
 	SpecEntry e[32];
@@ -273,6 +303,7 @@ static int32_t vks_create_pipeline(H instance, H dev, H module, H layout, const 
 	ci.sType = ST_COMPUTE;
 	ci.flags = flags;
 	ci.stage.sType = ST_STAGE;
+	ci.stage.flags = stageFlags;
 	ci.stage.stage = STAGE_COMPUTE;
 	ci.stage.module = module;
 	ci.stage.name = "main";
@@ -376,17 +407,26 @@ func shimCreateInstance(api uint32, validation bool) (vk.Instance, vk.Result) {
 
 func shimInstanceVersion() uint32 { return uint32(C.vks_instance_version()) }
 
-// shimSubgroup returns the device's subgroup size, the smallest size its
-// compiler may choose instead (VK_EXT_subgroup_size_control; the size
-// itself without that extension), the shader stages that have subgroup
-// operations and the operations (VkSubgroupFeatureFlags); ok is false when
-// the query is not available.
-func shimSubgroup(inst vk.Instance, phys vk.PhysicalDevice) (size, minSize, stages, ops uint32, ok bool) {
-	var sz, mn, st, op C.uint32_t
-	if C.vks_subgroup(h(inst), h(phys), &sz, &mn, &st, &op) == 0 {
-		return 0, 0, 0, 0, false
+// subgroupProps is what shimSubgroup reads: the device's subgroup size,
+// the least and greatest sizes its compiler may choose instead
+// (VK_EXT_subgroup_size_control; the size itself without that extension),
+// the shader stages that have subgroup operations, the operations
+// (VkSubgroupFeatureFlags), and whether pipelines can require full
+// subgroups in compute.
+type subgroupProps struct {
+	size, minSize, maxSize, stages, ops uint32
+	full                                bool
+}
+
+// shimSubgroup reads the device's subgroup properties; ok is false when the
+// query is not available.
+func shimSubgroup(inst vk.Instance, phys vk.PhysicalDevice) (p subgroupProps, ok bool) {
+	var sz, mn, mx, st, op C.uint32_t
+	var full C.int
+	if C.vks_subgroup(h(inst), h(phys), &sz, &mn, &mx, &st, &op, &full) == 0 {
+		return p, false
 	}
-	return uint32(sz), uint32(mn), uint32(st), uint32(op), true
+	return subgroupProps{uint32(sz), uint32(mn), uint32(mx), uint32(st), uint32(op), full != 0}, true
 }
 
 type queueFamily struct {
@@ -405,14 +445,17 @@ func shimQueueFamilies(inst vk.Instance, phys vk.PhysicalDevice) []queueFamily {
 
 // shimCreateDevice creates the device. With stats it also enables the
 // driver's pipeline statistics where the device has them, and reports
-// whether it did.
-func shimCreateDevice(inst vk.Instance, phys vk.PhysicalDevice, family uint32, stats bool) (vk.Device, bool, vk.Result) {
+// whether it did; with full, pipelines that require full subgroups.
+func shimCreateDevice(inst vk.Instance, phys vk.PhysicalDevice, family uint32, stats, full bool) (vk.Device, bool, vk.Result) {
 	var out C.H
-	cs := C.int(0)
+	cs, cf := C.int(0), C.int(0)
 	if stats {
 		cs = 1
 	}
-	r := C.vks_create_device(h(inst), h(phys), C.uint32_t(family), &cs, &out)
+	if full {
+		cf = 1
+	}
+	r := C.vks_create_device(h(inst), h(phys), C.uint32_t(family), &cs, cf, &out)
 	return fromH[vk.Device](out), cs != 0, vk.Result(r)
 }
 
@@ -438,13 +481,13 @@ func shimCreateLayouts(inst vk.Instance, dev vk.Device, bindings, pushBytes uint
 	return fromH[vk.DescriptorSetLayout](dsl), fromH[vk.PipelineLayout](pl), vk.Result(r)
 }
 
-func shimCreatePipeline(inst vk.Instance, dev vk.Device, module vk.ShaderModule, layout vk.PipelineLayout, spec []uint32, flags uint32) (vk.Pipeline, vk.Result) {
+func shimCreatePipeline(inst vk.Instance, dev vk.Device, module vk.ShaderModule, layout vk.PipelineLayout, spec []uint32, flags, stageFlags uint32) (vk.Pipeline, vk.Result) {
 	cspec := make([]C.uint32_t, len(spec))
 	for i, s := range spec {
 		cspec[i] = C.uint32_t(s)
 	}
 	var out C.H
-	r := C.vks_create_pipeline(h(inst), h(dev), h(module), h(layout), &cspec[0], C.uint32_t(len(spec)), C.uint32_t(flags), &out)
+	r := C.vks_create_pipeline(h(inst), h(dev), h(module), h(layout), &cspec[0], C.uint32_t(len(spec)), C.uint32_t(flags), C.uint32_t(stageFlags), &out)
 	return fromH[vk.Pipeline](out), vk.Result(r)
 }
 
