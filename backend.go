@@ -142,6 +142,21 @@ type Instrumented interface {
 	DispatchLatency() (time.Duration, error)
 }
 
+// CacheFlusher is implemented by a GPU backend that can evict the device's
+// last-level cache: FlushCache writes a device buffer of FlushBytes, at
+// least twice the last-level cache of the GPUs the library runs on, and
+// waits for it, so that the next operation reads its inputs from device
+// memory ("cold L2", as the contract's timing method asks). Benchmarks
+// call it before each timed run, outside the timed region.
+type CacheFlusher interface {
+	FlushCache() error
+}
+
+// FlushBytes is the size of the buffer a CacheFlusher writes: 256 MiB,
+// over twice the L2 of NVIDIA's H100, H200 and B200 (50 to 126 MB) and
+// the Infinity Cache of AMD's Radeon GPUs (up to 128 MB).
+const FlushBytes = 256 << 20
+
 // QueuedTimer is implemented by an Instrumented backend whose
 // LastKernelTime would otherwise include the host's time to submit an
 // operation: CUDA's pair of events around a launch from the host measures

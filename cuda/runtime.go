@@ -46,6 +46,9 @@ type Backend struct {
 
 	// busy is the length of queued timing's busy kernel (see timedOn).
 	busy time.Duration
+	// flushBuf is FlushCache's buffer of scans.FlushBytes (0 until the
+	// first flush); it is not counted in PeakBytes.
+	flushBuf uint64
 
 	// poison makes every operation fill its outputs with NaN before the
 	// launch, so tests can check that the kernels write every element.
@@ -68,6 +71,7 @@ var (
 	_ scans.Backend      = (*Backend)(nil)
 	_ scans.Instrumented = (*Backend)(nil)
 	_ scans.QueuedTimer  = (*Backend)(nil)
+	_ scans.CacheFlusher = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -497,6 +501,26 @@ func (b *Backend) CopyBandwidth(bytes int64) (bw float64, err error) {
 		return nil
 	})
 	return bw, wrapUnavailable("copy bandwidth", err)
+}
+
+// FlushCache implements scans.CacheFlusher: it writes a device buffer of
+// scans.FlushBytes (allocated on the first call and kept) and waits.
+func (b *Backend) FlushCache() (err error) {
+	defer guard("flush cache", &err)
+	err = b.do(func() error {
+		if b.flushBuf == 0 {
+			p, err := memAlloc(scans.FlushBytes)
+			if err != nil {
+				return fmt.Errorf("allocate the cache-flush buffer: %w", err)
+			}
+			b.flushBuf = p
+		}
+		if err := memsetD32(b.flushBuf, 0x5eed5eed, scans.FlushBytes/4); err != nil {
+			return err
+		}
+		return ctxSynchronize()
+	})
+	return wrapUnavailable("flush cache", err)
 }
 
 // latencyWarmup and latencyRepeats are the untimed and timed launches

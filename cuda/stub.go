@@ -23,6 +23,7 @@ var (
 	_ scans.Backend      = (*Backend)(nil)
 	_ scans.Instrumented = (*Backend)(nil)
 	_ scans.QueuedTimer  = (*Backend)(nil)
+	_ scans.CacheFlusher = (*Backend)(nil)
 )
 
 func unavailable() error { return &scans.UnavailableError{Backend: backendName, Reason: notBuilt} }
@@ -110,3 +111,6 @@ func (*Backend) DispatchLatency() (time.Duration, error) { return 0, unavailable
 
 // SetQueuedTiming does nothing: nothing is ever timed.
 func (*Backend) SetQueuedTiming(bool) {}
+
+// FlushCache returns a *scans.UnavailableError.
+func (*Backend) FlushCache() error { return unavailable() }

@@ -320,9 +320,21 @@ func (b *Backend) DispatchLatency() (lat time.Duration, err error) {
 	return d.dispatchLatency()
 }
 
+// FlushCache implements scans.CacheFlusher: it fills a device buffer of
+// scans.FlushBytes (allocated on the first call and kept) and waits.
+func (b *Backend) FlushCache() (err error) {
+	defer recoverTo("flush cache", &err)
+	d, err := b.device()
+	if err != nil {
+		return b.unavailable()
+	}
+	return d.flushCache()
+}
+
 // Compile-time checks.
 var (
 	_ scans.Backend      = (*Backend)(nil)
 	_ scans.Instrumented = (*Backend)(nil)
+	_ scans.CacheFlusher = (*Backend)(nil)
 	_ scans.Tensor       = (*Tensor)(nil)
 )

@@ -102,6 +102,8 @@ type device struct {
 	fullSubgroups bool   // subgroup pipelines are created requiring full subgroups
 	subgroupNote  string // how the subgroup kernels stand, for the status notes
 	guard         bool   // tensor buffers carry guard regions (guard.go)
+	flushMu       sync.Mutex
+	flushBuf      *buffer // flushCache's buffer, nil until the first flush
 	tsPeriod      float64
 	tsMask        uint64
 	hasTimestamps bool
@@ -462,6 +464,9 @@ func (d *device) destroy() {
 		if d.staging != nil {
 			vk.UnmapMemory(d.dev, d.staging.mem)
 			d.freeRaw(d.staging)
+		}
+		if d.flushBuf != nil {
+			d.freeRaw(d.flushBuf)
 		}
 		if d.layout != vk.NullPipelineLayout {
 			vk.DestroyPipelineLayout(d.dev, d.layout, nil)
@@ -1266,6 +1271,30 @@ func (d *device) copyBandwidth(bytes int64) (float64, error) {
 		return 0, errors.New("vk: copy took no measurable time")
 	}
 	return 2 * float64(bytes) / dt.Seconds(), nil
+}
+
+// flushCache fills a buffer of scans.FlushBytes (kept from the first
+// call, not counted in PeakBytes) and waits for it.
+func (d *device) flushCache() error {
+	d.flushMu.Lock()
+	defer d.flushMu.Unlock()
+	if d.flushBuf == nil {
+		b, err := d.allocRaw(scans.FlushBytes, false)
+		if err != nil {
+			return fmt.Errorf("vk: cache-flush buffer: %w", err)
+		}
+		d.flushBuf = b
+	}
+	c, err := d.getCtx()
+	if err != nil {
+		return err
+	}
+	defer d.putCtx(c)
+	if err := d.begin(c); err != nil {
+		return err
+	}
+	vk.CmdFillBuffer(c.cmd, d.flushBuf.buf, 0, vk.DeviceSize(d.flushBuf.size), 0x5eed5eed)
+	return d.submit(c)
 }
 
 func (d *device) dispatchLatency() (time.Duration, error) {

@@ -17,6 +17,7 @@ type buffer struct{ size int64 }
 type device struct {
 	name, driver string
 	software     bool
+	subgroupNote string
 }
 
 func openDevice(config) (*device, error)                               { return nil, errNoCgo }
@@ -35,5 +36,7 @@ func (*device) resetPeak()                                             {}
 func (*device) copyBandwidth(int64) (float64, error)                   { return 0, errNoCgo }
 func (*device) dispatchLatency() (time.Duration, error)                { return 0, errNoCgo }
 func (*device) f16Paths() string                                       { return "" }
+func (*device) flushCache() error                                      { return errNoCgo }
+func guardFromEnv() bool                                               { return false }
 
 func validationMessages() []string { return nil }
