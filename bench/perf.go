@@ -150,11 +150,20 @@ type Measurement struct {
 	// not the host's to submit the launch) or "wall" (host clock around
 	// the synchronous call; the eager backend).
 	Clock string `json:"clock"`
+	// Cache is "cold" where every timed run followed a cache flush
+	// (scans.CacheFlusher), empty on a backend without one.
+	Cache string `json:"cache,omitempty"`
 	Runs  int    `json:"runs"`
 	// Median, P10 and P90 of the timed runs, in seconds.
 	Median float64 `json:"median_s"`
 	P10    float64 `json:"p10_s"`
 	P90    float64 `json:"p90_s"`
+	// WarmMedian is the median of as many runs without the flush (inputs
+	// left in cache by the run before), where Cache is "cold".
+	WarmMedian float64 `json:"warm_median_s,omitempty"`
+	// WallMedian is the median host wall time of the timed runs' calls:
+	// submission, waiting and allocation included.
+	WallMedian float64 `json:"wall_median_s,omitempty"`
 	// Bytes is Traffic; GBps = Bytes / Median / 1e9.
 	Bytes int64   `json:"bytes"`
 	GBps  float64 `json:"gbps"`
@@ -201,6 +210,12 @@ func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mo
 // the measurement (and is left with queued timing off), so that every
 // device clock counts the device's work alone, as timestamps in a
 // command buffer do.
+//
+// On a scans.CacheFlusher each timed run is preceded, outside its timing,
+// by FlushCache, so that Median is the time with inputs in device memory
+// (cold cache); a second series of as many runs without it gives
+// WarmMedian. WallMedian is the host's time around the calls of the cold
+// runs: what a caller waits for.
 func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Measurement, err error) {
 	op, d, dt := in.Op, in.Dims, in.DType
 	m = Measurement{Backend: b.Name(), Op: op, Mode: mode, DType: dt.String(), Dims: d, Clock: "wall", Launches: Launches(mode)}
@@ -225,23 +240,28 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 			m.Clock = "device, queued"
 		}
 	}
+	flusher, _ := b.(scans.CacheFlusher)
+	if inst == nil {
+		flusher = nil
+	}
 
-	// once runs the mode and returns its time.
-	once := func() (time.Duration, error) {
+	// once runs the mode and returns its device time (its wall time on a
+	// backend without a device clock) and its wall time.
+	once := func() (time.Duration, time.Duration, error) {
 		var held []scans.Tensor
 		defer func() { release(b, held...) }()
 		start := time.Now()
 		out, err := Forward(b, op, args)
 		wall := time.Since(start)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		held = append(held, out)
 		dev := time.Duration(0)
 		if inst != nil {
 			t, ok := inst.LastKernelTime()
 			if !ok {
-				return 0, errors.New("no kernel time after a forward")
+				return 0, 0, errors.New("no kernel time after a forward")
 			}
 			dev = t
 		}
@@ -250,39 +270,68 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 			grads, err := Backward(b, op, args, out, grad)
 			wall += time.Since(start)
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			held = append(held, grads...)
 			if inst != nil {
 				t, ok := inst.LastKernelTime()
 				if !ok {
-					return 0, errors.New("no kernel time after a backward")
+					return 0, 0, errors.New("no kernel time after a backward")
 				}
 				dev += t
 			}
 		}
-		if inst != nil {
-			return dev, nil
+		if inst == nil {
+			dev = wall
 		}
-		return wall, nil
+		return dev, wall, nil
 	}
 	for i := 0; i < cfg.Warmup; i++ {
-		if _, err := once(); err != nil {
+		if _, _, err := once(); err != nil {
 			return m, err
 		}
 	}
-	var times []float64
-	start := time.Now()
-	for len(times) < max(cfg.MinRuns, 1) || (time.Since(start) < cfg.Budget && len(times) < cfg.MaxRuns) {
-		t, err := once()
+	// series times runs (a fixed number when n > 0, else as cfg says),
+	// each after a cache flush when cold.
+	series := func(cold bool, n int) (devs, walls []float64, err error) {
+		start := time.Now()
+		for {
+			if n > 0 && len(devs) == n {
+				break
+			}
+			if n == 0 && len(devs) >= max(cfg.MinRuns, 1) && (time.Since(start) >= cfg.Budget || len(devs) >= cfg.MaxRuns) {
+				break
+			}
+			if cold {
+				if err := flusher.FlushCache(); err != nil {
+					return nil, nil, err
+				}
+			}
+			dv, wl, err := once()
+			if err != nil {
+				return nil, nil, err
+			}
+			devs, walls = append(devs, dv.Seconds()), append(walls, wl.Seconds())
+		}
+		slices.Sort(devs)
+		slices.Sort(walls)
+		return devs, walls, nil
+	}
+	times, walls, err := series(flusher != nil, 0)
+	if err != nil {
+		return m, err
+	}
+	m.Runs = len(times)
+	m.Median, m.P10, m.P90 = quantile(times, 0.5), quantile(times, 0.1), quantile(times, 0.9)
+	m.WallMedian = quantile(walls, 0.5)
+	if flusher != nil {
+		m.Cache = "cold"
+		warm, _, err := series(false, len(times))
 		if err != nil {
 			return m, err
 		}
-		times = append(times, t.Seconds())
+		m.WarmMedian = quantile(warm, 0.5)
 	}
-	slices.Sort(times)
-	m.Runs = len(times)
-	m.Median, m.P10, m.P90 = quantile(times, 0.5), quantile(times, 0.1), quantile(times, 0.9)
 	if m.Median > 0 {
 		m.GBps = float64(m.Bytes) / m.Median / 1e9
 	}

@@ -91,3 +91,74 @@ func TestMeasureQueued(t *testing.T) {
 		}
 	}
 }
+
+// coldGPU is queuedGPU with a cache to flush: an operation that follows a
+// flush takes 10 µs, one that follows another operation 1 µs.
+type coldGPU struct {
+	queuedGPU
+	flushes int
+	cold    bool
+}
+
+func (c *coldGPU) FlushCache() error {
+	c.flushes++
+	c.cold = true
+	return nil
+}
+
+func (c *coldGPU) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
+	h, err := c.queuedGPU.LinearScan(a, b, h0)
+	c.took()
+	return h, err
+}
+
+func (c *coldGPU) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
+	da, db, dh0, err := c.queuedGPU.LinearScanBackward(a, b, h0, h, dh)
+	c.took()
+	return da, db, dh0, err
+}
+
+func (c *coldGPU) took() {
+	c.last = time.Microsecond
+	if c.cold {
+		c.last = 10 * time.Microsecond
+	}
+	c.cold = false
+}
+
+var _ scans.CacheFlusher = (*coldGPU)(nil)
+
+// A backend with a cache to flush is timed cold (a flush before every
+// timed run, none before the warm-up), then warm for as many runs; the
+// wall time of the calls is reported beside.
+func TestMeasureCold(t *testing.T) {
+	c := &coldGPU{queuedGPU: queuedGPU{Backend: eager.New()}}
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeForward, ModeBackward} {
+		c.flushes, c.ops = 0, 0
+		m, err := MeasureInputs(c, in, mode, Timing{Warmup: 2, MinRuns: 3, MaxRuns: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cold, warm := 10*time.Microsecond, time.Microsecond
+		if mode == ModeBackward {
+			cold, warm = 11*time.Microsecond, 2*time.Microsecond
+		}
+		if m.Cache != "cold" || m.Runs != 3 || c.flushes != 3 {
+			t.Errorf("%s: cache %q, %d runs, %d flushes; want cold, 3, 3", mode, m.Cache, m.Runs, c.flushes)
+		}
+		if m.Median != cold.Seconds() || m.WarmMedian != warm.Seconds() {
+			t.Errorf("%s: median %g, warm %g; want %g and %g", mode, m.Median, m.WarmMedian, cold.Seconds(), warm.Seconds())
+		}
+		if per := Launches(mode); c.ops != per*(2+3+3) {
+			t.Errorf("%s: %d operations, want %d", mode, c.ops, per*8)
+		}
+		if m.WallMedian <= 0 {
+			t.Errorf("%s: wall median %g", mode, m.WallMedian)
+		}
+	}
+}
