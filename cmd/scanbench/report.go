@@ -3,16 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/mingru/scans/bench"
 )
@@ -190,7 +184,11 @@ const benchLegend = `Columns: **median**, **p10**, **p90** of the timed runs aft
 summed over the forward and the backward; *device, queued* = the same, each launch
 queued behind a busy kernel so that the device's time alone is counted, not the
 host's time to submit it (CUDA; scans.QueuedTimer); *wall* = host clock around the
-synchronous call, eager). **bytes** is the traffic each tensor read or written once:
+synchronous call, eager). **cache** *cold*: each timed run follows a write of a
+256 MiB device buffer (scans.CacheFlusher), outside its timing, so that its inputs
+come from device memory; **warm** is the median of as many runs without it. **wall**
+is the median host time of the calls (submission, waiting, allocation): what a
+caller waits for. **bytes** is the traffic each tensor read or written once:
 
     forward           = sum(forward inputs, h0 included) + output
     forward+backward  = forward + [transition inputs (a | A | theta, sigma | log_coeffs, log_values) + h0
@@ -214,11 +212,11 @@ func (r benchReport) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %.1f | %s | %s |\n", c.Backend, c.Kind, c.BytesPerSec/1e9, dur(c.Latency), cell(c.Err))
 	}
 	b.WriteString("\n" + benchLegend + "\n")
-	b.WriteString("| shape | op | mode | dtype | backend | dims | clock | runs | median | p10 | p90 | bytes | GB/s | copy GB/s | % copy | floor | vs eager | skipped |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| shape | op | mode | dtype | backend | dims | clock | cache | runs | median | p10 | p90 | warm | wall | bytes | GB/s | copy GB/s | % copy | floor | vs eager | skipped |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, m := range r.Rows {
 		if m.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | | | | | | %d | | | | | | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | | | | | | | | | %d | | | | | | %s |\n",
 				m.Shape, m.Op, m.Mode, m.DType, m.Backend, m.Dims, m.Bytes, cell("skipped: "+m.Skipped))
 			continue
 		}
@@ -226,9 +224,9 @@ func (r benchReport) markdown() string {
 		if m.Speedup > 0 {
 			speed = fmt.Sprintf("%.2fx", m.Speedup)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %d | %.2f | %.1f | %.1f%% | %s | %s | |\n",
-			m.Shape, m.Op, m.Mode, m.DType, m.Backend, m.Dims, m.Clock, m.Runs, dur(m.Median), dur(m.P10), dur(m.P90),
-			m.Bytes, m.GBps, m.CopyGBps, 100*m.FracCopy, dur(m.Floor), speed)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %d | %.2f | %.1f | %.1f%% | %s | %s | |\n",
+			m.Shape, m.Op, m.Mode, m.DType, m.Backend, m.Dims, m.Clock, m.Cache, m.Runs, dur(m.Median), dur(m.P10), dur(m.P90),
+			dur(m.WarmMedian), dur(m.WallMedian), m.Bytes, m.GBps, m.CopyGBps, 100*m.FracCopy, dur(m.Floor), speed)
 	}
 	return b.String()
 }
@@ -236,7 +234,7 @@ func (r benchReport) markdown() string {
 // table is a short plain-text summary for stdout.
 func (r benchReport) table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s %10s %10s %8s %8s %9s\n", "shape", "op", "mode", "dtype", "backend", "median", "p90", "GB/s", "%copy", "vs eager")
+	fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s %10s %10s %10s %8s %8s %9s\n", "shape", "op", "mode", "dtype", "backend", "median", "warm", "wall", "GB/s", "%copy", "vs eager")
 	for _, m := range r.Rows {
 		if m.Skipped != "" {
 			fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s skipped: %s\n", m.Shape, m.Op, m.Mode, m.DType, m.Backend, m.Skipped)
@@ -246,83 +244,10 @@ func (r benchReport) table() string {
 		if m.Speedup > 0 {
 			speed = fmt.Sprintf("%.2fx", m.Speedup)
 		}
-		fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s %10s %10s %8.2f %7.1f%% %9s\n",
-			m.Shape, m.Op, m.Mode, m.DType, m.Backend, dur(m.Median), dur(m.P90), m.GBps, 100*m.FracCopy, speed)
+		fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s %10s %10s %10s %8.2f %7.1f%% %9s\n",
+			m.Shape, m.Op, m.Mode, m.DType, m.Backend, dur(m.Median), dur(m.WarmMedian), dur(m.WallMedian), m.GBps, 100*m.FracCopy, speed)
 	}
 	return b.String()
-}
-
-// chart draws the fraction of the copy bandwidth each backend reaches,
-// one group of bars per operation and shape (forward, first element
-// type), one bar per backend.
-func (r benchReport) chart(file string) error {
-	var cats []string
-	catIdx := map[string]int{}
-	var backends []string
-	vals := map[string]map[int]float64{}
-	dt := ""
-	for _, m := range r.Rows {
-		if m.Mode != bench.ModeForward {
-			continue
-		}
-		if dt == "" {
-			dt = m.DType
-		}
-		if m.DType != dt {
-			continue
-		}
-		cat := string(m.Op) + "\n" + m.Shape
-		i, ok := catIdx[cat]
-		if !ok {
-			i = len(cats)
-			catIdx[cat] = i
-			cats = append(cats, cat)
-		}
-		if vals[m.Backend] == nil {
-			vals[m.Backend] = map[int]float64{}
-			backends = append(backends, m.Backend)
-		}
-		vals[m.Backend][i] = 100 * m.FracCopy
-	}
-	p := plot.New()
-	p.Title.Text = "Forward scans: achieved bandwidth as % of copy bandwidth (" + dt + ")"
-	p.Y.Label.Text = "% of copy bandwidth"
-	p.Y.Min = 0
-	p.Add(&plotter.Grid{Horizontal: plotter.DefaultGridLineStyle, Vertical: plotter.DefaultGridLineStyle})
-	w := vg.Points(14)
-	for bi, be := range backends {
-		v := make(plotter.Values, len(cats))
-		for i := range cats {
-			v[i] = vals[be][i]
-		}
-		bars, err := plotter.NewBarChart(v, w)
-		if err != nil {
-			return fmt.Errorf("chart: %w", err)
-		}
-		bars.LineStyle.Width = 0
-		bars.Color = plotutil.Color(bi)
-		bars.Offset = w * vg.Length(float64(bi)-float64(len(backends)-1)/2)
-		p.Add(bars)
-		p.Legend.Add(be, bars)
-	}
-	if len(cats) == 0 {
-		cats = []string{"no forward rows"}
-	}
-	top := 0.0
-	for _, v := range vals {
-		for _, x := range v {
-			top = max(top, x)
-		}
-	}
-	p.Y.Max = max(1.25*top, 1) // room for the legend above the bars
-	p.Legend.Top = true
-	p.NominalX(cats...)
-	p.BackgroundColor = color.White
-	width := vg.Length(max(6, 1.3*float64(len(cats)))) * vg.Inch
-	if err := p.Save(width, 4*vg.Inch, file); err != nil {
-		return fmt.Errorf("chart: %w", err)
-	}
-	return nil
 }
 
 // ---- memory ----
