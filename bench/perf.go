@@ -132,7 +132,7 @@ type Timing struct {
 
 // DefaultTiming is used by scanbench; QuickTiming by its --quick.
 var (
-	DefaultTiming = Timing{Warmup: 3, MinRuns: 10, MaxRuns: 200, Budget: 2 * time.Second}
+	DefaultTiming = Timing{Warmup: 3, MinRuns: 10, MaxRuns: 200, Budget: time.Second}
 	QuickTiming   = Timing{Warmup: 1, MinRuns: 5, MaxRuns: 30, Budget: 300 * time.Millisecond}
 )
 

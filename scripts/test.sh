@@ -56,7 +56,7 @@ go test -count=1 -timeout 30m -tags cuda ./cuda/...
 go test -count=1 -timeout 30m ./cuda/...
 
 step "scanbench --check --quick (eager, plus every device found)"
-go run ./cmd/scanbench --check --quick --out "$(mktemp -d)"
+go run ./cmd/scanbench --check --quick --backends eager,vulkan --out "$(mktemp -d)"
 
 echo
 echo "all checks passed"

@@ -15,6 +15,7 @@ import (
 type config struct {
 	check, bench, memory bool
 	quick                bool
+	defaulted            bool     // no mode was given: the quick check
 	backends             []string // empty: every available backend
 	ops                  []scans.Op
 	shapes               []bench.Shape
@@ -53,7 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
 	}
 	if !c.check && !c.bench && !c.memory {
-		c.check, c.quick = true, true
+		c.check, c.quick, c.defaulted = true, true, true
 	}
 	c.backends = split(*backends)
 	for _, s := range split(*ops) {

@@ -20,9 +20,10 @@ type selected struct {
 }
 
 // selectBackends reports every compiled backend's status on stderr and
-// returns the available ones the command line names (all available when
-// it names none). A named backend that is missing or unavailable is an
-// error.
+// returns the available ones the command line names (when it names none,
+// every available one but a Vulkan device that runs on the CPU, such as
+// lavapipe, which takes minutes where a GPU takes seconds). A named
+// backend that is missing or unavailable is an error.
 func selectBackends(c config, stderr io.Writer) ([]selected, []scans.Status, error) {
 	all := compiledBackends()
 	var sel []selected
@@ -36,6 +37,10 @@ func selectBackends(c config, stderr io.Writer) ([]selected, []scans.Status, err
 			fmt.Fprintf(stderr, "scanbench: backend %s: missing: %s\n", b.Name(), st.Reason)
 		}
 		if len(c.backends) == 0 && st.Available {
+			if st.Software {
+				fmt.Fprintf(stderr, "scanbench: backend %s runs on the CPU: not run unless named (--backends %s)\n", b.Name(), b.Name())
+				continue
+			}
 			sel = append(sel, selected{b, st})
 		}
 	}
@@ -67,6 +72,15 @@ func selectBackends(c config, stderr io.Writer) ([]selected, []scans.Status, err
 	return sel, statuses, nil
 }
 
+// nextSteps closes a run without flags.
+const nextSteps = `
+That was the quick conformance check. Next:
+  scanbench --check                      the full matrix (about 1500 rows a backend)
+  scanbench --bench                      the benchmarks at the lab, long-T and large shapes
+  scanbench --check --backends vulkan    include a Vulkan device that runs on the CPU (lavapipe)
+  scanbench --help                       every mode and flag
+`
+
 // execute runs the modes of c and returns the exit code.
 func execute(c config, stdout, stderr io.Writer) (int, error) {
 	sel, statuses, err := selectBackends(c, stderr)
@@ -96,6 +110,9 @@ func execute(c config, stdout, stderr io.Writer) (int, error) {
 		if err := runMemory(c, m, sel, stdout, stderr); err != nil {
 			return 2, err
 		}
+	}
+	if c.defaulted {
+		fmt.Fprint(stdout, nextSteps)
 	}
 	return code, nil
 }

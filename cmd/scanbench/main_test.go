@@ -345,3 +345,35 @@ func TestFlags(t *testing.T) {
 		t.Errorf("no flags: %+v, %v; want --check --quick", c, err)
 	}
 }
+
+// softGPU is fakeGPU reporting itself a CPU device.
+type softGPU struct{ *fakeGPU }
+
+func (s softGPU) Name() string { return "softgpu" }
+func (s softGPU) Status() scans.Status {
+	st := s.fakeGPU.Status()
+	st.Backend, st.Software = "softgpu", true
+	return st
+}
+
+// With no flags scanbench runs the quick check on every available backend
+// but one that runs on the CPU, and says what to run next; named, the CPU
+// backend runs.
+func TestDefaultRunSkipsCPUDevices(t *testing.T) {
+	withBackends(t, eager.New(), softGPU{newFake(false)})
+	dir := t.TempDir()
+	code, stdout, stderr := runCmd(t, "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(stderr, "softgpu runs on the CPU: not run unless named") || strings.Contains(stdout, "check softgpu") {
+		t.Error("the CPU backend ran without being named")
+	}
+	if !strings.Contains(stdout, "scanbench --check ") || !strings.Contains(stdout, "scanbench --bench") {
+		t.Error("the default run does not say how to run the full check and the benchmark")
+	}
+	code, stdout, _ = runCmd(t, "--check", "--quick", "--ops", "linear_scan", "--backends", "eager,softgpu", "--out", dir)
+	if code != 0 || !strings.Contains(stdout, "check softgpu") {
+		t.Errorf("named, the CPU backend did not run (exit %d)", code)
+	}
+}
