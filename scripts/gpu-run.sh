@@ -7,6 +7,9 @@
 #
 #   scripts/gpu-run.sh [conformance] [bench] [memory]   (default: all three)
 #
+# (record runs the table of record's command; scripts/record.sh h200
+# takes the archive.)
+#
 # (cuda-conformance and vk-conformance run one half of conformance.)
 #
 # Shorter modes for trying a change: quick (the trimmed conformance matrix of
@@ -204,6 +207,18 @@ for m in $modes; do
         tail -1 "$RES/ab-$v-$i/scanbench.log"
       done
     done
+    ;;
+  record)
+    # The table of record's run (scripts/record.sh takes its archive):
+    # its command is record.sh's gpu_cmd.
+    echo "== scanbench, the table of record's run"
+    mkdir -p "$RES/record"
+    cmd=$(sed -n "s/^gpu_cmd='\(.*\)'$/\1/p" scripts/record.sh)
+    echo "$cmd" >"$RES/record/COMMAND"
+    # shellcheck disable=SC2086
+    STEP_TIMEOUT=${BENCH_TIMEOUT:-590} to .build/$cmd --out "$RES/record" >"$RES/record/run.log" 2>&1 || rc=1
+    grep -E '^check|^memory|^wrote' "$RES/record/run.log"
+    tail -2 "$RES/record/run.log"
     ;;
   memory)
     echo "== scanbench --memory"

@@ -1,0 +1,240 @@
+// Command record writes the README of a device's table of record from the
+// files of one scanbench run in that directory (scan_bench.json,
+// scan_parity.json, scan_memory.json, COMMAND, machine.txt): the device,
+// driver, date and commit; the conformance verdicts; the f32 times of
+// every operation and shape on each backend, cold and warm, with the
+// host's wall time, the fraction of copy bandwidth and the speedup over
+// eager; the 16-bit speedups; the memory comparison. scripts/record.sh
+// runs it.
+//
+// Usage:
+//
+//	go run ./experiments/record experiments/bench/h200 > experiments/bench/h200/README.md
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mingru/scans/bench"
+)
+
+type benchFile struct {
+	Machine  bench.Machine `json:"machine"`
+	Ceilings []struct {
+		Backend     string  `json:"backend"`
+		Kind        string  `json:"kind"`
+		BytesPerSec float64 `json:"bytes_per_s"`
+		Latency     float64 `json:"dispatch_latency_s"`
+	} `json:"ceilings"`
+	Rows []bench.Measurement `json:"rows"`
+}
+
+type parityFile struct {
+	Machine bench.Machine `json:"machine"`
+	Quick   bool          `json:"quick"`
+	Seed    uint64        `json:"seed"`
+	Summary []struct {
+		Backend   string `json:"backend"`
+		Reference string `json:"reference"`
+		Rows      int    `json:"rows"`
+		Passed    int    `json:"passed"`
+		Failed    int    `json:"failed"`
+	} `json:"summary"`
+}
+
+type memoryFile struct {
+	Rows []bench.MemoryResult `json:"rows"`
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: record DIR")
+		os.Exit(2)
+	}
+	if err := write(os.Stdout, os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		os.Exit(1)
+	}
+}
+
+func readJSON(dir, name string, v any) error {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func write(w io.Writer, dir string) error {
+	var bf benchFile
+	if err := readJSON(dir, "scan_bench.json", &bf); err != nil {
+		return err
+	}
+	var pf parityFile
+	if err := readJSON(dir, "scan_parity.json", &pf); err != nil {
+		return err
+	}
+	var mf memoryFile
+	if err := readJSON(dir, "scan_memory.json", &mf); err != nil {
+		return err
+	}
+	cmd, _ := os.ReadFile(filepath.Join(dir, "COMMAND"))
+	m := bf.Machine
+	fmt.Fprintf(w, "# Table of record: %s\n\n", deviceName(m))
+	fmt.Fprintf(w, "| | |\n|---|---|\n")
+	for _, st := range m.Backends {
+		if st.Available {
+			fmt.Fprintf(w, "| %s | %s (%s) |\n", st.Backend, st.Device, st.Driver)
+		}
+	}
+	fmt.Fprintf(w, "| date (UTC) | %s |\n| commit | %s |\n| host | %s/%s, %d CPUs, %s |\n", m.Date, m.Commit, m.OS, m.Arch, m.CPUs, m.Go)
+	fmt.Fprintf(w, "| command | `%s` |\n\n", strings.TrimSpace(string(cmd)))
+	fmt.Fprintf(w, "Made by `scripts/record.sh` from one run: `scan_bench.{md,json,png}`, "+
+		"`scan_parity.{md,json}`, `scan_memory.{md,json}`, its log `run.log` and its command `COMMAND`. "+
+		"`scan_bench.md` has every row (p10, p90, bytes, floor).\n\n")
+
+	fmt.Fprintf(w, "## Conformance (%s matrix, seed %d)\n\n| backend | against | rows | passed | failed |\n|---|---|---:|---:|---:|\n",
+		map[bool]string{true: "trimmed", false: "full"}[pf.Quick], pf.Seed)
+	for _, s := range pf.Summary {
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d |\n", s.Backend, s.Reference, s.Rows, s.Passed, s.Failed)
+	}
+
+	fmt.Fprintf(w, "\n## Time per call, f32\n\n")
+	fmt.Fprintf(w, "Device time, median, each run after a 256 MiB write (cold cache); *warm*: the same without it; "+
+		"*wall*: the host's time per call, what a caller waits for; *%% copy*: bytes over time against the copy "+
+		"bandwidth measured in the run; *vs eager*: eager's time over this one (eager on the host's %d CPUs, not run at the large shape).\n\n", m.CPUs)
+	var backs []string
+	for _, r := range bf.Rows {
+		if r.Backend != "eager" && !slices.Contains(backs, r.Backend) {
+			backs = append(backs, r.Backend)
+		}
+	}
+	fmt.Fprintf(w, "| shape | op | mode | eager |")
+	for _, b := range backs {
+		fmt.Fprintf(w, " %s | warm | wall | %% copy | vs eager |", b)
+	}
+	fmt.Fprintf(w, "\n|---|---|---|---:|")
+	for range backs {
+		fmt.Fprintf(w, "---:|---:|---:|---:|---:|")
+	}
+	fmt.Fprintln(w)
+	type key struct{ shape, op, mode, be string }
+	rows := map[key]bench.Measurement{}
+	var order []key
+	for _, r := range bf.Rows {
+		if r.DType != "f32" {
+			continue
+		}
+		rows[key{r.Shape, string(r.Op), string(r.Mode), r.Backend}] = r
+		if row := (key{r.Shape, string(r.Op), string(r.Mode), ""}); !slices.Contains(order, row) {
+			order = append(order, row)
+		}
+	}
+	for _, k := range order {
+		e := "-"
+		if r, ok := rows[key{k.shape, k.op, k.mode, "eager"}]; ok && r.Skipped == "" {
+			e = dur(r.Median)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |", k.shape, k.op, k.mode, e)
+		for _, b := range backs {
+			r, ok := rows[key{k.shape, k.op, k.mode, b}]
+			if !ok || r.Skipped != "" {
+				fmt.Fprintf(w, " skipped | | | | |")
+				continue
+			}
+			sp := "-"
+			if r.Speedup > 0 {
+				sp = fmt.Sprintf("%.1fx", r.Speedup)
+			}
+			fmt.Fprintf(w, " %s | %s | %s | %.0f%% | %s |", dur(r.Median), dur(r.WarmMedian), dur(r.WallMedian), 100*r.FracCopy, sp)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\nCopy bandwidth and empty-dispatch latency measured in the run:\n\n| backend | copy | latency |\n|---|---:|---:|\n")
+	for _, c := range bf.Ceilings {
+		fmt.Fprintf(w, "| %s | %.0f GB/s | %s |\n", c.Backend, c.BytesPerSec/1e9, dur(c.Latency))
+	}
+
+	half := halfTable(bf.Rows)
+	if half != "" {
+		fmt.Fprintf(w, "\n## 16-bit inputs, forward, speedup over f32 on the same backend\n\n%s", half)
+	}
+
+	fmt.Fprintf(w, "\n## Memory: Givens backward, angle-fused against the generic path\n\n| backend | dims | kind | fused | generic | generic / fused |\n|---|---|---|---:|---:|---:|\n")
+	for _, r := range mf.Rows {
+		if r.Skipped != "" {
+			fmt.Fprintf(w, "| %s | %s | skipped: %s | | | |\n", r.Backend, r.Dims, r.Skipped)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.2f MiB | %.2f MiB | %.2fx |\n", r.Backend, r.Dims, r.Kind, float64(r.Fused)/(1<<20), float64(r.Generic)/(1<<20), r.Ratio)
+	}
+	fmt.Fprintf(w, "\n![times per operation and shape](scan_bench.png)\n")
+	return nil
+}
+
+// halfTable is the f16 and bf16 forward speedups over f32, per shape,
+// operation and backend, where the run has them.
+func halfTable(rows []bench.Measurement) string {
+	type key struct{ shape, op, be, dt string }
+	t := map[key]float64{}
+	var order []key
+	for _, r := range rows {
+		if r.Mode != bench.ModeForward || r.Skipped != "" || r.Backend == "eager" {
+			continue
+		}
+		k := key{r.Shape, string(r.Op), r.Backend, r.DType}
+		t[k] = r.Median
+		if r.DType == "f32" {
+			order = append(order, k)
+		}
+	}
+	var b strings.Builder
+	for _, k := range order {
+		f16, bf16 := t[key{k.shape, k.op, k.be, "f16"}], t[key{k.shape, k.op, k.be, "bf16"}]
+		if f16 == 0 && bf16 == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("| shape | op | backend | f32 | f16 | speedup | bf16 | speedup |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+		}
+		ratio := func(x float64) string {
+			if x == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2fx", t[k]/x)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", k.shape, k.op, k.be, dur(t[k]), dur(f16), ratio(f16), dur(bf16), ratio(bf16))
+	}
+	return b.String()
+}
+
+// deviceName is the device of the first available GPU backend, else the
+// host's.
+func deviceName(m bench.Machine) string {
+	for _, st := range m.Backends {
+		if st.Available && st.Backend != "eager" {
+			return st.Device
+		}
+	}
+	return fmt.Sprintf("%s/%s host", m.OS, m.Arch)
+}
+
+func dur(s float64) string {
+	d := time.Duration(s * 1e9)
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1f µs", s*1e6)
+	case d < time.Second:
+		return fmt.Sprintf("%.2f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.2f s", s)
+}
