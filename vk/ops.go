@@ -370,8 +370,8 @@ func (c *call) blockCols() int {
 	return blockCols(c.dt, c.dims.V)
 }
 
-// useRows says whether matrix_affine_scan runs in the row layout.
-func (c *call) useRows() bool {
+// rowLayout says whether matrix_affine_scan runs in the row layout.
+func (c *call) rowLayout() bool {
 	d := c.dims
 	if c.op == scans.OpMatrixAffineScan && c.b.cfg.affineRows != 0 {
 		return c.b.cfg.affineRows > 0
@@ -440,14 +440,14 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 // affineKernel is the kernel of matrix_scan (the tiled elementwise layout
 // with 2x2 blocks) or of matrix_affine_scan (the row layout or the block
 // layout, see blockRows) in direction dir. The choice of kernel for these
-// two operations is made here (and, through useRows, nowhere else).
+// two operations is made here (and, through rowLayout, nowhere else).
 func (c *call) affineKernel(op scans.Op, dir scans.Direction) kernel {
 	if op == scans.OpMatrixScan {
 		k := c.elementwise(dir)
 		k.spec[specK] = 2
 		return k
 	}
-	if c.useRows() {
+	if c.rowLayout() {
 		return c.rows(dir)
 	}
 	return c.block(dir, 0)
@@ -508,7 +508,7 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 		k.flags = 1
 	}
 	ks := []kernel{k}
-	if d.V > 1 && !c.useRows() {
+	if d.V > 1 && !c.rowLayout() {
 		// The column layout: dA sums over the v columns, held by
 		// different invocations, so a second dispatch reads G in f32.
 		// (The row layout forms dA in its one pass.)

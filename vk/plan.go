@@ -84,8 +84,8 @@ func (k *kernel) groups(bs int64) int64 {
 // workgroups would otherwise sit on a few of the device's multiprocessors
 // (132 on an H200) with a deep serial chain of segments each, and a
 // narrower tile gives more workgroups and room for more chunks per
-// workgroup, so fewer segments. (Eight units are still a 32-byte sector
-// per row and step.) The workgroup walks T in segments of
+// workgroup, so fewer segments. (Eight units are still a 32-byte sector per
+// row and step.) The workgroup walks T in segments of
 // CHUNKS*stepsPerInvocation steps, each invocation holding its
 // stepsPerInvocation steps in registers so that every input is read once
 // (see shaders/chunks.glsl). The chunk count doubles, starting at 1, while
@@ -94,27 +94,16 @@ func (k *kernel) groups(bs int64) int64 {
 //   - the device is not yet full: lanes*TILE*chunks*2*per <=
 //     targetInvocations (about what a large GPU keeps resident at the
 //     register use of these kernels, so that the workgroups run in one
-//     wave), per being the channels an invocation carries (unitChannels:
-//     2 in the 16-bit linear_scan and parallel_scan_log kernels). Counting
-//     their channels rather than their invocations halved their chunks at
-//     the large shape on an H200 and made their forwards 11% to 14%
-//     faster (f16 linear_scan 249.6 to 217.4 µs, parallel_scan_log 520.6
-//     to 454.0 µs; bf16 265.9 to 238.3 and 550.0 to 483.0 µs);
+//     wave), per being the channels an invocation carries (unitChannels: 2
+//     in the 16-bit linear_scan and parallel_scan_log kernels).
 //   - the workgroup TILE*chunks*2 stays within maxElementwiseWG (maxLogWG
 //     for parallel_scan_log and the 16-bit linear_scan; see
 //     tiledWorkgroupCap) and the device's limit.
 //
-// So short T or many lanes give one chunk (the sequential recurrence, one
-// segment after another); long T with few lanes gives up to
-// maxElementwiseWG/TILE chunks. parallel_scan_log takes workgroups of up
-// to maxLogWG: at long-T on an H200 its 64 chunks of 16 steps (T in one
-// segment, workgroups of 512) measured 22.5 µs forward and 41.6 µs
-// forward+backward against 25.0 and 43.3 µs for 32 chunks, where
-// linear_scan, with less work per step, did not gain (14.9 against 14.6
-// µs forward, 32.8 against 33.6 µs forward+backward). At B=16 T=1024 D=64 (f32 linear_scan) the
-// tile is 8 channels and 32 chunks of 16 steps: 128 workgroups of 256
-// invocations, T in 2 segments (a tile of 32 would give 32 workgroups and 8
-// segments).
+// At B=16 T=1024 D=64 (f32 linear_scan) the tile is 8 channels and 32
+// chunks of 16 steps: 128 workgroups of 256 invocations, T in 2 segments (a
+// tile of 32 would give 32 workgroups and 8 segments). DESIGN.md records
+// the measurements.
 const (
 	stepsPerInvocation = 16 // L in shaders/chunks.glsl
 	targetInvocations  = 1 << 17
@@ -127,10 +116,8 @@ const (
 )
 
 // minChunkSteps is the shortest chunk of the block kernels, and
-// blockTargetInvocations their device-filling bound. (A bound of 2^15,
-// which runs the large matrix_affine_scan in one pass reading A and X once,
-// measured 22.5 ms against 12.0 ms for this one on an H200: the single pass
-// is bound by one memory round trip per step, not by bytes.)
+// blockTargetInvocations their device-filling bound. DESIGN.md records the
+// measurements.
 const (
 	minChunkSteps          = 16
 	blockTargetInvocations = 1 << 18
@@ -142,12 +129,8 @@ func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
 
 // tiledWorkgroupCap is the largest workgroup the tiled kernels of op may
 // take in element type dt on a device whose limit is maxWG: maxLogWG for
-// parallel_scan_log and for the 16-bit linear_scan, else
-// maxElementwiseWG. The 16-bit linear_scan has half the lanes of f32 at
-// long-T (two channels an invocation, the same tile of 8), and 64 chunks
-// of 16 steps in workgroups of 512 (T in one segment) measured on an H200
-// 14.0 µs forward f16 and 14.3 bf16 against 14.2 and 15.8 for 32 chunks,
-// 29.8 and 32.0 µs forward+backward against 30.7 and 36.1.
+// parallel_scan_log and for the 16-bit linear_scan, else maxElementwiseWG.
+// DESIGN.md records the measurements.
 func tiledWorkgroupCap(op scans.Op, dt scans.DType, maxWG int) int {
 	limit := maxElementwiseWG
 	if op == scans.OpParallelScanLog || (op == scans.OpLinearScan && dt.Size() == 2) {
@@ -246,11 +229,8 @@ const maxBlockCost = 4
 // even, else one. A pair's elements of each row of X and H (and of dH, dX
 // and H0) are then one 32-bit word, loaded and stored whole, where one
 // column an invocation stores its 16-bit half of a word shared with its
-// neighbour with two atomics; and each row of A_t read serves both
-// columns. On an H200 at the long-T shape (32 chunks) two columns took the
-// forward from 108.8 to 83.3 µs in f16 and 108.1 to 86.4 in bf16, the
-// forward and backward from 330 to 276 and 284, with half the
-// invocations; in f32 they were slower (91.4 against 77.8 µs forward).
+// neighbour with two atomics; and each row of A_t read serves both columns.
+// DESIGN.md records the measurements.
 func blockCols(dt scans.DType, V int) int {
 	if dt.Size() == 2 && V%2 == 0 {
 		return 2
@@ -260,15 +240,8 @@ func blockCols(dt scans.DType, V int) int {
 
 // colRing is the number of steps whose loads the column layout keeps in
 // flight (RING in shaders/affine.glsl; 0 loads each step where it is
-// computed): 2 for f32 at k = 8, else 0. The kernels take a ring of any
-// depth at k = 4 and 8 (tests run them), but on an H200 at the long-T
-// shape only f32 gained: 2 steps took the forward from 78.6 to 70.8 µs and
-// the forward and backward from 242.3 to 227.8 µs (214 registers, no
-// spills); 4 and 8 steps spilled (144 and 1342 µs). In 16-bit types, whose
-// invocations hold two columns, every ring was slower (f16 forward 84.9
-// µs with none, 96.2, 93.0, 108.2 and 195.3 with 1, 2, 4 and 8 steps: 255
-// registers and spills from 4 on, and pipelines that took the driver 4 to
-// 12 s to compile).
+// computed): 2 for f32 at k = 8, else 0. DESIGN.md records the
+// measurements.
 func colRing(K, esize int) int {
 	if esize == 4 && K == 8 {
 		return 2
@@ -314,48 +287,34 @@ func blockChunkLayout(K, V, cols, chunks int) (wg, shared int) {
 }
 
 // The row layout of matrix_affine_scan (shaders/affine_rows.glsl): one
-// invocation per row of a lane's kxv state, R = wg/k lanes per
-// workgroup (rowWorkgroup), T walked in one piece with the loads of the
-// next ring steps in flight (rowRing). Every input element is read once,
-// in contiguous rows, where the column layout reads A_t in each of its v invocations
-// and, when it chunks T, reads A and X twice.
+// invocation per row of a lane's kxv state, R = wg/k lanes per workgroup
+// (rowWorkgroup), T walked in one piece with the loads of the next ring
+// steps in flight (rowRing). Every input element is read once, in
+// contiguous rows, where the column layout reads A_t in each of its v
+// invocations and, when it chunks T, reads A and X twice.
 //
 // blockRows is the choice between the two (k >= 2 and v >= 2 only: a
-// one-column state is the column layout's single invocation per lane, and
-// k = 1 has nothing to exchange). The row layout has no chunks, so each
-// lane is one chain of T dependent steps, each a barrier and a kxv
-// product (a few hundred cycles); the column layout cuts that chain into
-// chunks at the price of the extra reads. So the row layout is taken
-//   - whenever the column layout would not chunk either (short T, or
-//     lanes enough to fill the device, or a pass 1 too costly), and
+// one-column state is the column layout's single invocation per lane, and k
+// = 1 has nothing to exchange). The row layout has no chunks, so each lane
+// is one chain of T dependent steps, each a barrier and a kxv product (a
+// few hundred cycles); the column layout cuts that chain into chunks at the
+// price of the extra reads. So the row layout is taken
+//   - whenever the column layout would not chunk either (short T, or lanes
+//     enough to fill the device, or a pass 1 too costly), and
 //   - whenever there are at least rowsMinInvocations row invocations
-//     (b*n*k): the loads in flight then keep the memory busy, and a chain
-//     of T steps at a few hundred cycles each stays within what the bytes
-//     take anyway.
+//     (b*n*k): the loads in flight then keep the memory busy, and a chain of
+//     T steps at a few hundred cycles each stays within what the bytes take
+//     anyway.
 //
 // At the benchmark shapes (k = v = 8): large (4096 lanes, 32768
-// invocations) and lab (1024 lanes, 8192 invocations, T = 64) take the
-// row layout; long-T (128 lanes, 1024 invocations, T = 1024) keeps the
-// column layout with 32 chunks of 32 steps, whose chain is 30 times
-// shorter. Timed there on an H200 (f32; vk/sweep_test.go, part
-// affine-long, before the column layout's finiteness check moved to each
-// carry-in): the row layout took 315.7 us forward (64 invocations a
-// workgroup; 481.3 with 32) and 1192.8 us forward and backward (32; 1255.6
-// with 64), the column layout 89.1 and 264.3 us with 32 chunks, 125.9 and
-// 379.9 with 16, 287.3 and 684.5 with 8, 1946.8 and 4091.2 unchunked.
+// invocations) and lab (1024 lanes, 8192 invocations, T = 64) take the row
+// layout; long-T (128 lanes, 1024 invocations, T = 1024) keeps the column
+// layout with 32 chunks of 32 steps, whose chain is 30 times shorter.
 //
 // A workgroup holds rowsWGFwd invocations in the f32 forward (rowsWGFwd/k
 // lanes) and rowsWG in the 16-bit forwards and every backward, or rowsWG
-// wherever the device cannot hold the larger (rowWorkgroup). Timed on an
-// H200 (f32: vk/sweep_test.go, part "rows"; k = v = 8, the rings of
-// rowRing; the shared buffers in column planes): the f32 forward at the
-// large shape ran in 3.48 ms with 64 against 3.96 ms with 32 (4.35 ms with
-// 128), and at the lab shape in 33.3 against 35.3 us; the backward was
-// fastest with 32 (12.57 ms forward+backward, 13.39 with 64; 16.81 with
-// 128 in the earlier layout, rows contiguous). The 16-bit forwards went
-// the other way in that layout: with 64 at the large shape, f16 1.92 to
-// 2.18 ms and bf16 2.13 to 2.43 ms (scanbench --bench, the runs of
-// 44e3cc7 and adce629).
+// wherever the device cannot hold the larger (rowWorkgroup). DESIGN.md
+// records the measurements.
 const (
 	rowsWG             = 32
 	rowsWGFwd          = 64
@@ -466,37 +425,27 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 	return wg, chunks
 }
 
-// The subgroup Givens layout (givens_scan_sg_*, see shaders/givens_sg.glsl),
-// used where the device's subgroups have shuffles in compute shaders and
-// hold at least F = k/2 invocations (width, the device's smallest
-// subgroup size, >= F); otherwise givensLayout's kernels run. A lane is
-// served by F invocations of one subgroup (one per pair of channels), per
-// chunk of T. The workgroup is givensSGWG invocations, or the reported
-// subgroup size (align) if larger, or F*chunks if larger still (LPW =
-// WG/(F*chunks) lanes), so it is always a whole number of subgroups.
+// The subgroup Givens layout (givens_scan_sg_*, see
+// shaders/givens_sg.glsl), used where the device's subgroups have shuffles
+// in compute shaders and hold at least F = k/2 invocations (width, the
+// device's smallest subgroup size, >= F); otherwise givensLayout's kernels
+// run. A lane is served by F invocations of one subgroup (one per pair of
+// channels), per chunk of T. The workgroup is givensSGWG invocations, or
+// the reported subgroup size (align) if larger, or F*chunks if larger still
+// (LPW = WG/(F*chunks) lanes), so it is always a whole number of subgroups.
 //
 // A chunked step costs about 5 unchunked ones on an H200 (pass 1 carries
-// the chunk's k x k transition product, then the chunk is read again), so
-// T is cut only where the B*N*F invocations are few
-// (givensSGFewInvocations) and then into as many chunks as fit: up to
-// givensSGMaxChunks, each of at least givensSGMinChunk steps, the
-// workgroup within maxElementwiseWG and the device's limits, its
-// aggregates (about (WG/F)*(k*k+k+8) words) in shared memory. Fewer
-// than givensSGMinChunks chunks do not pay, and the lane runs unchunked.
-// The ring of loads in flight is givensSGDepth steps deep where the
-// invocations fill the device (givensSGDeepRing or more, the
+// the chunk's k x k transition product, then the chunk is read again), so T
+// is cut only where the B*N*F invocations are few (givensSGFewInvocations)
+// and then into as many chunks as fit: up to givensSGMaxChunks, each of at
+// least givensSGMinChunk steps, the workgroup within maxElementwiseWG and
+// the device's limits, its aggregates (about (WG/F)*(k*k+k+8) words) in
+// shared memory. Fewer than givensSGMinChunks chunks do not pay, and the
+// lane runs unchunked. The ring of loads in flight is givensSGDepth steps
+// deep where the invocations fill the device (givensSGDeepRing or more, the
 // bandwidth-bound regime), givensSGShallowDepth where they are fewer.
 // Measured on an H200 (vk/sweep_test.go, the givens set), f32, k = 8:
-// B=32 T=4096 N=128 (the large shape, 16384 invocations) runs unchunked
-// with the deep ring, 0.68 ms against 0.94 ms shallow; B=128 T=64 N=8
-// (lab, 4096 invocations) unchunked with the shallow ring, 12.7 us
-// forward against 18.1 us deep and 13.7 us or more chunked; B=16 T=1024
-// N=8 (long-T, 512 invocations) in 64 chunks with the shallow ring,
-// 23.0 us against 30.7 us in 32 chunks, 49.5 us in 16 and 117.4 us
-// unchunked (54.8, 78.8, 130.4 and 432.8 us forward and backward); 128
-// chunks of 8 steps (40 KiB of aggregates, past the 32 KiB cap) took 24.0
-// us against 23.3 (54.5 against 53.7), and rings of 2 and 8 steps 23.7
-// and 24.2 us against 23.3 in 64 chunks.
+// DESIGN.md records the measurements.
 const (
 	givensSGDepth          = 16
 	givensSGDepthF16       = 24
@@ -515,14 +464,8 @@ const (
 // element type dt, given the layout's depth: where that is the deep ring,
 // the 16-bit forwards take deeper rings (givensSGDepthF16 steps for f16,
 // givensSGDepthBF16 for bf16), since a step of their inputs is four
-// registers, not six. The depth is what the driver's compiler keeps within
-// 128 registers: measured on an H200 at the large shape (vk/sweep_test.go,
-// part givens16, with the driver's register counts from
-// MINGRU_VK_PIPELINE_LOG), f16 took 508.2 µs with 16 steps, 493.0 with
-// 20 and 486.7 with 24 (96, 128 and 128 registers); bf16, whose stores
-// round in integer operations, 546.7, 546.1 and 640.2 µs (106, 128 and
-// 152 registers). The backwards, which hold more per step, keep the
-// layout's depth.
+// registers, not six. The backwards, which hold more per step, keep the
+// layout's depth. DESIGN.md records the measurements.
 func givensSGForwardRing(depth int, dt scans.DType) int {
 	if depth != givensSGDepth {
 		return depth
