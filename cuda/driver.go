@@ -299,7 +299,7 @@ func memsetD32(p uint64, v uint32, n int64) error {
 }
 
 func memsetD16(p uint64, v uint16, n int64) error {
-	return check("cuMemsetD16", C.scans_memset16(C.CUdeviceptr(p), C.ushort(v), C.size_t(n)))
+	return check("cuMemsetD16", C.scans_memset16(C.CUdeviceptr(p), C.uint16_t(v), C.size_t(n)))
 }
 
 // launch runs f on a grid of grid blocks of bx x by threads with shared

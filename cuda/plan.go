@@ -217,12 +217,8 @@ const (
 
 // elementwisePairs reports whether an elementwise scan runs with two
 // channels per thread: the 16-bit forwards where N is even, so that every
-// pair of channels is one aligned 32-bit word. A thread then loads and
-// stores a step of both channels at once, and a warp's loads cover whole
-// 128-byte lines instead of halves: on an H200 the large shape's
-// linear_scan forward went from 305 to 257 µs. (parallel_scan_log's
-// forward, when it re-scanned one logaddexp after another, did not gain:
-// 365 to 380 µs.) The backwards keep more per step in registers.
+// pair of channels is one aligned 32-bit word. DESIGN.md records the
+// measurements.
 func elementwisePairs(op scans.Op, dir scans.Direction, n int, dt scans.DType) bool {
 	elementwise := op == scans.OpLinearScan || op == scans.OpParallelScanLog
 	return elementwise && dir == scans.Forward && dt != scans.F32 && n%2 == 0
@@ -318,28 +314,19 @@ const (
 	givensMinChunkSteps     = 8
 )
 
-// givensChunks is the number C of chunks into which the Givens kernels
-// cut T: 1, or a power of two from 8 to 32.
+// givensChunks is the number C of chunks into which the Givens kernels cut
+// T: 1, or a power of two from 8 to 32.
 //
 // The unchunked kernels run b*n*k threads, each walking all of T with its
 // next steps' loads in flight. A chunked kernel's step costs several
 // unchunked ones (its first pass carries k+1 vectors through the chunk,
 // then the chunk is read again), so chunking pays only with 8 chunks or
-// more, and only where the unchunked threads are too few to keep the
-// device busy. So T is cut only when the b*n*k threads are at most 1/64
-// of what the device keeps in flight (occ.threads: 32 threads per SM),
-// and then into as many chunks as fit: up to 32, a lane's k*C threads
-// within one block, each chunk of at least 8 steps where the threads are
-// at most 1/128 of the device's, else of at least 16. Measured on an H200
-// at k = 8 (cuda/sweep_test.go, TestGivensChunkSweep, forward and
-// forward+backward): 256 threads, T = 4096, 70.6 and 182.1 us with 32
-// chunks against 293.5 and 845.1 unchunked; 1024 threads, T = 1024 (the
-// long-T shape), 23.6 and 53.3 us with 32 against 77.9 and 219.4
-// (16 chunks: 33.7 and 79.6); 2048 threads, T = 128, 9.5 and 20.9 us with
-// 16 against 14.7 and 38.0; 4096 threads, T = 256, 19.1 and 51.3 us with
-// 16 against 24.2 and 64.9 (32 chunks of 8 steps: 26.8 and 67.9); 4096
-// threads, T = 1024, 69.3 and 226.7 us with 32 against 97.8 and 236.6;
-// 8192 threads (the lab shape, T = 64 and 256) are fastest unchunked.
+// more, and only where the unchunked threads are too few to keep the device
+// busy. So T is cut only when the b*n*k threads are at most 1/64 of what
+// the device keeps in flight (occ.threads: 32 threads per SM), and then
+// into as many chunks as fit: up to 32, a lane's k*C threads within one
+// block, each chunk of at least 8 steps where the threads are at most 1/128
+// of the device's, else of at least 16. DESIGN.md records the measurements.
 func givensChunks(b, t, n, k int, occ occupancy) int {
 	threads := int64(b) * int64(n) * int64(k)
 	if threads*64 > int64(occ.threads) {
@@ -396,16 +383,13 @@ func affineShared(k, v, w, c int, bwd bool) int {
 // elementwiseChunks is the chunk count of the elementwise kernels of op,
 // backward or not, over lanes lanes (blocks of tile threads a chunk, ch
 // channels a thread) of T steps of esize-byte elements: chunkCount's,
-// lowered by logFwdChunks for the parallel_scan_log forward and kept
-// within its 16-bit kernels' blocks.
+// lowered by logFwdChunks for the parallel_scan_log forward and kept within
+// its 16-bit kernels' blocks.
 //
-// The f32 linear_scan kernels take chunks as if the device held twice
-// the threads it does (linearF32Oversubscribe): at the large shape, 1024
-// lanes, 16 chunks rather than 8, so that the blocks fill the device about
-// twice over. Measured on an H200 (three rounds, one call): forward 477 to
-// 448 us, forward and backward 1288 to 1226 us. The 16-bit linear_scan
-// kernels lose that way (their forward holds two channels a thread, and 32
-// chunks rather than 16 took it from 249 to 351 us), and keep the rule.
+// The f32 linear_scan kernels take chunks as if the device held twice the
+// threads it does (linearF32Oversubscribe): at the large shape, 1024 lanes,
+// 16 chunks rather than 8, so that the blocks fill the device about twice
+// over. DESIGN.md records the measurements.
 func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occupancy) int {
 	if op == scans.OpLinearScan && esize == 4 {
 		occ.threads *= linearF32Oversubscribe
@@ -432,13 +416,10 @@ const linearF32Oversubscribe = 2
 // linearPairs reports whether the 16-bit linear_scan forward at b x n
 // channels over T steps runs with two channels a thread (elementwisePairs
 // allows it): where the two-channel kernel's lanes, half as many, take
-// enough chunks that the device holds as many threads as with one channel
-// a thread. Where the chunk count is capped (by maxChunks, or by T), two
-// channels a thread halve the threads, which the few lanes of a small
-// shape cannot spare. On an H200 the two-channel kernel took the large
-// shape's forward from 305 to 257 us (8 chunks of one channel, 16 of
-// two); at long-T (32 chunks either way) it ran 21.0 us in f16, where f32
-// took 11.4 and the one-channel kernel now takes 11.2 (lab: 6.0 to 5.1).
+// enough chunks that the device holds as many threads as with one channel a
+// thread. Where the chunk count is capped (by maxChunks, or by T), two
+// channels a thread halve the threads, which the few lanes of a small shape
+// cannot spare. DESIGN.md records the measurements.
 func linearPairs(b, T, n int, occ occupancy) bool {
 	one := b * ((n + tile - 1) / tile)
 	two := b * ((n + 2*tile - 1) / (2 * tile))
@@ -455,12 +436,8 @@ const logPairsMaxChunks = 4
 // logPairs reports whether the 16-bit parallel_scan_log forward at b x n
 // channels over T steps runs with two channels a thread (elementwisePairs
 // allows it): where the one-channel kernel would take at most
-// logPairsMaxChunks chunks, that is where the lanes themselves nearly
-// fill the device. Measured on an H200: at the large shape two channels
-// with 2 chunks ran f16 304 and bf16 295 us against 326 and 322 us with
-// one (4 chunks, its best); at long-T, where the few lanes need many
-// chunks and the two-channel blocks (at most 256 threads, for their
-// registers) hold at most 8, 31 against 20 us.
+// logPairsMaxChunks chunks, that is where the lanes themselves nearly fill
+// the device. DESIGN.md records the measurements.
 func logPairs(b, T, n int, occ occupancy) bool {
 	lanes := b * ((n + tile - 1) / tile)
 	return elementwiseChunksOf(scans.OpParallelScanLog, false, T, lanes, 2, 1, occ) <= logPairsMaxChunks
@@ -471,16 +448,13 @@ func logPairs(b, T, n int, occ occupancy) bool {
 var elementwiseChunksOf = elementwiseChunks
 
 // logFwdChunks lowers the chunk count c of the parallel_scan_log forward
-// over lanes lanes of threads that hold esize bytes a step and input
-// while half as many chunks still keep logFwdInFlight bytes of inputs
-// loaded ahead (every thread holds segLogFwd steps of two inputs). Its
-// chunks meet in a fold that
-// costs each thread an exponential and a logarithm per chunk and segment,
-// so where the lanes fill the device, fewer chunks are cheaper. Measured
-// on an H200 at the large shape (cuda/sweep_test.go, three rounds each):
-// f32 448 us with 2 chunks against 493 us with the 8 that chunkCount
-// gives (502 with 4, 473 with 16); f16 365 against 369 us and bf16 345
-// against 359 us with 4. Few lanes (lab, long-T) keep their chunks.
+// over lanes lanes of threads that hold esize bytes a step and input while
+// half as many chunks still keep logFwdInFlight bytes of inputs loaded
+// ahead (every thread holds segLogFwd steps of two inputs). Its chunks meet
+// in a fold that costs each thread an exponential and a logarithm per chunk
+// and segment, so where the lanes fill the device, fewer chunks are
+// cheaper. Few lanes (lab, long-T) keep their chunks. DESIGN.md records the
+// measurements.
 func logFwdChunks(c, lanes, esize int) int {
 	for c > 1 && int64(lanes)*tile*int64(c/2)*segLogFwd*2*int64(esize) >= logFwdInFlight {
 		c /= 2
@@ -516,17 +490,7 @@ const (
 // kernels for b x n blocks over t steps, backward or not, in element type
 // dt. W is affineTile's, but at least msMinTile (where n has that many
 // blocks): a warp's loads of one step then fill whole 32-byte sectors (4
-// blocks of A are 64 bytes, of b 32). C is chunkCount's with chunks of
-// msSeg steps, the segment a thread holds in registers, so that a short T
-// is still one segment; for the forwards the device is full at the threads
-// their registers allow (half of an H200's 2048 a SM), which halves the
-// large shape's chunks to 8: 430.7 to 365.4 us in f16, 405.0 to 335.0 us
-// in bf16, 610.5 to 610.1 us in f32 (the backwards, not timed that way,
-// keep the plain count). Measured on an H200 (cuda/sweep_test.go, f32):
-// long-T (B=16, T=1024, N=32) with W = 4 and 32 chunks, 27.3 us forward
-// and 51.6 us forward+backward against 35.2 and 81.7 us with W = 1 (the
-// rule before); lab (B=128, T=64, N=32) with W = 8 and 8 chunks, 11.6 and
-// 19.7 us against 12.4 and 25.9 us with 4 chunks of 16 steps.
+// blocks of A are 64 bytes, of b 32). DESIGN.md records the measurements.
 func matrixScanLayout(b, t, n int, dt scans.DType, bwd bool, occ occupancy) (w, c int) {
 	w = affineTile(b, n, occ)
 	for w < msMinTile && w < n {

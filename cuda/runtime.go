@@ -533,11 +533,10 @@ const (
 
 // DispatchLatency is the device time of one empty kernel launch (one
 // block of one thread), timed queued (SetQueuedTiming) as scanbench times
-// the operations: what a launch adds on the device, not the host's time
-// to submit it (which, timed with an event pair around one launch from
-// the host, moved from run to run on one H200 by more than its sampling
-// error: 5.6 and 4.9 µs medians of 101 launches in consecutive runs). The
-// median of latencyRepeats launches after latencyWarmup untimed ones.
+// the operations: what a launch adds on the device, not the host's time to
+// submit it, which moves from run to run by more than its sampling error
+// (DESIGN.md). The median of latencyRepeats launches after latencyWarmup
+// untimed ones.
 func (b *Backend) DispatchLatency() (lat time.Duration, err error) {
 	defer guard("dispatch latency", &err)
 	err = b.do(func() error {
