@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
 )
 
@@ -53,7 +54,7 @@ func (r benchReport) chart(file string) error {
 		if m.DType != dt {
 			continue
 		}
-		cat := string(m.Op) + "\n" + m.Shape
+		cat := shortOp(m.Op) + "\n" + m.Shape
 		if _, ok := catIdx[cat]; !ok {
 			catIdx[cat] = len(cats)
 			cats = append(cats, cat)
@@ -94,14 +95,14 @@ func (r benchReport) chart(file string) error {
 		p.Legend.Left = true
 		p.BackgroundColor = color.White
 		for bi, be := range backends {
-			off := 0.22 * (float64(bi) - float64(len(backends)-1)/2)
+			off := 0.25 * (float64(bi) - float64(len(backends)-1)/2)
 			var pts, skipped plotter.XYs
 			var labels plotter.XYLabels
 			for _, m := range r.Rows {
 				if m.DType != dt || m.Mode != mode || m.Backend != be {
 					continue
 				}
-				x := float64(catIdx[string(m.Op)+"\n"+m.Shape]) + off
+				x := float64(catIdx[shortOp(m.Op)+"\n"+m.Shape]) + off
 				if m.Skipped != "" || m.Median <= 0 {
 					skipped = append(skipped, plotter.XY{X: x, Y: ymin * 1.15})
 					continue
@@ -109,7 +110,13 @@ func (r benchReport) chart(file string) error {
 				y := m.Median * 1e6
 				pts = append(pts, plotter.XY{X: x, Y: y})
 				if m.Speedup > 0 && be != "eager" {
-					labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: y * 1.25})
+					// Alternate backends label above and below their
+					// points, so that neighbours' labels do not meet.
+					ly := y * 1.35
+					if bi%2 == 1 {
+						ly = y / 1.6
+					}
+					labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: ly})
 					labels.Labels = append(labels.Labels, speedupLabel(m.Speedup))
 				}
 			}
@@ -162,7 +169,8 @@ func (r benchReport) chart(file string) error {
 	head.FillText(ts, vg.Point{X: width / 2, Y: head.Min.Y + titleH*0.65}, "Scan times, "+dt+cacheNote(r.Rows)+": "+r.devices())
 	ts.Font.Size = vg.Points(9)
 	head.FillText(ts, vg.Point{X: width / 2, Y: head.Min.Y + titleH*0.22},
-		fmt.Sprintf("commit %s, %s; labels: speedup over eager", shortCommit(r.Machine.Commit), r.Machine.Date))
+		fmt.Sprintf("commit %s, %s; labels: speedup over eager; linear = linear_scan, matrix = matrix_scan, affine = matrix_affine_scan, log = parallel_scan_log, givens = givens_scan",
+			shortCommit(r.Machine.Commit), r.Machine.Date))
 	canvases := plot.Align(panels, draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(12), PadX: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4)}, top)
 	for i := range panels {
 		panels[i][0].Draw(canvases[i][0])
@@ -176,6 +184,23 @@ func (r benchReport) chart(file string) error {
 		return fmt.Errorf("chart: %w", err)
 	}
 	return f.Close()
+}
+
+// shortOp is an operation's name on the chart's axis.
+func shortOp(op scans.Op) string {
+	switch op {
+	case scans.OpLinearScan:
+		return "linear"
+	case scans.OpMatrixScan:
+		return "matrix"
+	case scans.OpMatrixAffineScan:
+		return "affine"
+	case scans.OpParallelScanLog:
+		return "log"
+	case scans.OpGivensScan:
+		return "givens"
+	}
+	return string(op)
 }
 
 func speedupLabel(s float64) string {
@@ -208,12 +233,18 @@ func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// cacheNote says how the GPU rows were timed.
+// cacheNote says how the GPU rows were timed: cold where each run
+// followed a cache flush, else warm (runs before scanbench flushed).
 func cacheNote(rows []bench.Measurement) string {
+	gpu := false
 	for _, m := range rows {
 		if m.Cache == "cold" {
 			return " (GPU rows cold cache)"
 		}
+		gpu = gpu || m.Backend != "eager"
+	}
+	if gpu {
+		return " (GPU rows warm cache)"
 	}
 	return ""
 }
@@ -241,7 +272,8 @@ func shortCommit(c string) string {
 	return c
 }
 
-// decadeLabel writes a power of ten of microseconds as 1 µs, 10 ms, 1 s.
+// decadeLabel writes a power of ten of microseconds in the unit it is a
+// whole number of (ns, µs, ms or s).
 func decadeLabel(us float64) string {
 	switch {
 	case us >= 1e6:

@@ -21,6 +21,7 @@ type config struct {
 	shapes               []bench.Shape
 	dtypes               []scans.DType // empty: every type for --check, f32 for --bench
 	out                  string
+	replot               string // a directory whose scan_bench.json to draw again
 	seed                 uint64 // 0: from the clock
 }
 
@@ -40,6 +41,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	dtypes := fs.String("dtypes", "", "comma-separated element types: f32, f16, bf16 (default all for --check, f32 for --bench and --memory)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of the --check inputs, to rerun a failing matrix (default: from the clock; every report records it)")
 	fs.StringVar(&c.out, "out", "experiments/bench", "directory the result files are written to")
+	fs.StringVar(&c.replot, "replot", "", "rewrite scan_bench.md and scan_bench.png from the scan_bench.json in this directory, measuring nothing")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -52,6 +54,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
+	}
+	if c.replot != "" {
+		return c, nil
 	}
 	if !c.check && !c.bench && !c.memory {
 		c.check, c.quick, c.defaulted = true, true, true

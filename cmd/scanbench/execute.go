@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,6 +84,12 @@ That was the quick conformance check. Next:
 
 // execute runs the modes of c and returns the exit code.
 func execute(c config, stdout, stderr io.Writer) (int, error) {
+	if c.replot != "" {
+		if err := replot(c.replot, stdout); err != nil {
+			return 2, err
+		}
+		return 0, nil
+	}
 	sel, statuses, err := selectBackends(c, stderr)
 	if err != nil {
 		return 2, err
@@ -217,15 +224,35 @@ func runBench(c config, m bench.Machine, sel []selected, stdout, stderr io.Write
 	if err := writeJSON(c.out, "scan_bench.json", rep); err != nil {
 		return err
 	}
-	if err := writeFile(c.out, "scan_bench.md", rep.markdown()); err != nil {
+	return writeBenchViews(rep, c.out, stdout)
+}
+
+// writeBenchViews writes scan_bench.md and scan_bench.png of rep into dir
+// and prints its summary.
+func writeBenchViews(rep benchReport, dir string, stdout io.Writer) error {
+	if err := writeFile(dir, "scan_bench.md", rep.markdown()); err != nil {
 		return err
 	}
-	if err := rep.chart(path(c.out, "scan_bench.png")); err != nil {
+	if err := rep.chart(path(dir, "scan_bench.png")); err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, rep.table())
-	fmt.Fprintf(stdout, "wrote %s, %s and %s\n", path(c.out, "scan_bench.json"), path(c.out, "scan_bench.md"), path(c.out, "scan_bench.png"))
+	fmt.Fprintf(stdout, "wrote %s, %s and %s\n", path(dir, "scan_bench.json"), path(dir, "scan_bench.md"), path(dir, "scan_bench.png"))
 	return nil
+}
+
+// replot rewrites the Markdown table and the chart of the scan_bench.json
+// in dir, without measuring anything.
+func replot(dir string, stdout io.Writer) error {
+	data, err := os.ReadFile(path(dir, "scan_bench.json"))
+	if err != nil {
+		return err
+	}
+	var rep benchReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return fmt.Errorf("%s: %w", path(dir, "scan_bench.json"), err)
+	}
+	return writeBenchViews(rep, dir, stdout)
 }
 
 // eagerSkip is why eager does not run the large shape.

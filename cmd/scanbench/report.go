@@ -28,7 +28,7 @@ func writeFile(dir, name, s string) error {
 	return nil
 }
 
-// dur formats seconds for a table: "12.3µs", "4.56ms".
+// dur formats seconds for a table, in ns, µs, ms or s with three figures.
 func dur(s float64) string {
 	d := time.Duration(s * 1e9)
 	switch {
