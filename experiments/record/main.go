@@ -78,9 +78,7 @@ func write(w io.Writer, dir string) error {
 		return err
 	}
 	var pf parityFile
-	if err := readJSON(dir, "scan_parity.json", &pf); err != nil {
-		return err
-	}
+	hasParity := readJSON(dir, "scan_parity.json", &pf) == nil
 	var mf memoryFile
 	if err := readJSON(dir, "scan_memory.json", &mf); err != nil {
 		return err
@@ -91,24 +89,44 @@ func write(w io.Writer, dir string) error {
 	fmt.Fprintf(w, "| | |\n|---|---|\n")
 	for _, st := range m.Backends {
 		if st.Available {
-			fmt.Fprintf(w, "| %s | %s (%s) |\n", st.Backend, st.Device, st.Driver)
+			d := st.Device
+			if st.Driver != "" {
+				d += " (" + st.Driver + ")"
+			}
+			fmt.Fprintf(w, "| %s | %s |\n", st.Backend, d)
 		}
 	}
-	fmt.Fprintf(w, "| date (UTC) | %s |\n| commit | %s |\n| host | %s/%s, %d CPUs, %s |\n", m.Date, m.Commit, m.OS, m.Arch, m.CPUs, m.Go)
-	fmt.Fprintf(w, "| command | `%s` |\n\n", strings.TrimSpace(string(cmd)))
-	fmt.Fprintf(w, "Made by `scripts/record.sh` from one run: `scan_bench.{md,json,png}`, "+
-		"`scan_parity.{md,json}`, `scan_memory.{md,json}`, its log `run.log` and its command `COMMAND`. "+
-		"`scan_bench.md` has every row (p10, p90, bytes, floor).\n\n")
+	fmt.Fprintf(w, "| date (UTC) | %s |\n| commit | %s |\n| host | %s/%s, %d CPUs, %s |\n\n", m.Date, m.Commit, m.OS, m.Arch, m.CPUs, m.Go)
+	fmt.Fprintf(w, "The run's command (`COMMAND`):\n\n```\n%s\n```\n\n", strings.TrimSpace(string(cmd)))
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	var names []string
+	for _, f := range files {
+		if n := filepath.Base(f); n != "README.md" {
+			names = append(names, "`"+n+"`")
+		}
+	}
+	fmt.Fprintf(w, "Files: %s. `scan_bench.md` has every row (p10, p90, bytes, floor); `COMMAND` is the run's exact command.\n\n", strings.Join(names, ", "))
 
-	fmt.Fprintf(w, "## Conformance (%s matrix, seed %d)\n\n| backend | against | rows | passed | failed |\n|---|---|---:|---:|---:|\n",
-		map[bool]string{true: "trimmed", false: "full"}[pf.Quick], pf.Seed)
-	for _, s := range pf.Summary {
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %d |\n", s.Backend, s.Reference, s.Rows, s.Passed, s.Failed)
+	if hasParity {
+		fmt.Fprintf(w, "## Conformance (%s matrix, seed %d)\n\n| backend | against | rows | passed | failed |\n|---|---|---:|---:|---:|\n",
+			map[bool]string{true: "trimmed", false: "full"}[pf.Quick], pf.Seed)
+		for _, s := range pf.Summary {
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %d |\n", s.Backend, s.Reference, s.Rows, s.Passed, s.Failed)
+		}
+	}
+	if err := conformanceLogs(w, dir); err != nil {
+		return err
 	}
 
 	fmt.Fprintf(w, "\n## Time per call, f32\n\n")
-	fmt.Fprintf(w, "Device time, median, each run after a 256 MiB write (cold cache); *warm*: the same without it; "+
-		"*wall*: the host's time per call, what a caller waits for; *%% copy*: bytes over time against the copy "+
+	if cold(bf.Rows) {
+		fmt.Fprintf(w, "Device time, median, each run after a 256 MiB write (cold cache); *warm*: the same without it; "+
+			"*wall*: the host's time per call, what a caller waits for; ")
+	} else {
+		fmt.Fprintf(w, "Device time, median, runs back to back (warm cache: this run predates scanbench's cold-cache "+
+			"timing and its host wall times); ")
+	}
+	fmt.Fprintf(w, "*%% copy*: bytes over time against the copy "+
 		"bandwidth measured in the run; *vs eager*: eager's time over this one (eager on the host's %d CPUs, not run at the large shape).\n\n", m.CPUs)
 	var backs []string
 	for _, r := range bf.Rows {
@@ -116,13 +134,22 @@ func write(w io.Writer, dir string) error {
 			backs = append(backs, r.Backend)
 		}
 	}
+	isCold := cold(bf.Rows)
 	fmt.Fprintf(w, "| shape | op | mode | eager |")
 	for _, b := range backs {
-		fmt.Fprintf(w, " %s | warm | wall | %% copy | vs eager |", b)
+		if isCold {
+			fmt.Fprintf(w, " %s | warm | wall | %% copy | vs eager |", b)
+		} else {
+			fmt.Fprintf(w, " %s | %% copy | vs eager |", b)
+		}
 	}
 	fmt.Fprintf(w, "\n|---|---|---|---:|")
 	for range backs {
-		fmt.Fprintf(w, "---:|---:|---:|---:|---:|")
+		if isCold {
+			fmt.Fprintf(w, "---:|---:|---:|---:|---:|")
+		} else {
+			fmt.Fprintf(w, "---:|---:|---:|")
+		}
 	}
 	fmt.Fprintln(w)
 	type key struct{ shape, op, mode, be string }
@@ -146,14 +173,18 @@ func write(w io.Writer, dir string) error {
 		for _, b := range backs {
 			r, ok := rows[key{k.shape, k.op, k.mode, b}]
 			if !ok || r.Skipped != "" {
-				fmt.Fprintf(w, " skipped | | | | |")
+				fmt.Fprintf(w, " skipped |%s", strings.Repeat(" |", map[bool]int{true: 4, false: 2}[isCold]))
 				continue
 			}
 			sp := "-"
 			if r.Speedup > 0 {
-				sp = fmt.Sprintf("%.1fx", r.Speedup)
+				sp = fmt.Sprintf("%.0fx", r.Speedup)
 			}
-			fmt.Fprintf(w, " %s | %s | %s | %.0f%% | %s |", dur(r.Median), dur(r.WarmMedian), dur(r.WallMedian), 100*r.FracCopy, sp)
+			if isCold {
+				fmt.Fprintf(w, " %s | %s | %s | %.0f%% | %s |", dur(r.Median), dur(r.WarmMedian), dur(r.WallMedian), 100*r.FracCopy, sp)
+			} else {
+				fmt.Fprintf(w, " %s | %.0f%% | %s |", dur(r.Median), 100*r.FracCopy, sp)
+			}
 		}
 		fmt.Fprintln(w)
 	}
@@ -164,7 +195,7 @@ func write(w io.Writer, dir string) error {
 
 	half := halfTable(bf.Rows)
 	if half != "" {
-		fmt.Fprintf(w, "\n## 16-bit inputs, forward, speedup over f32 on the same backend\n\n%s", half)
+		fmt.Fprintf(w, "\n## 16-bit inputs at the large shape, forward, against f32 on the same backend\n\n%s", half)
 	}
 
 	fmt.Fprintf(w, "\n## Memory: Givens backward, angle-fused against the generic path\n\n| backend | dims | kind | fused | generic | generic / fused |\n|---|---|---|---:|---:|---:|\n")
@@ -179,14 +210,54 @@ func write(w io.Writer, dir string) error {
 	return nil
 }
 
-// halfTable is the f16 and bf16 forward speedups over f32, per shape,
+// cold says whether the GPU rows were timed cold.
+func cold(rows []bench.Measurement) bool {
+	for _, r := range rows {
+		if r.Cache == "cold" {
+			return true
+		}
+	}
+	return false
+}
+
+// conformanceLogs summarizes the conformance test logs in dir
+// (conformance-<backend>.log, the output of a backend's test binary with
+// -test.v): each one's matrix line and verdict.
+func conformanceLogs(w io.Writer, dir string) error {
+	logs, _ := filepath.Glob(filepath.Join(dir, "conformance-*.log"))
+	if len(logs) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n## Conformance tests (the whole matrix of each backend's test binary)\n\n| log | matrix | verdict |\n|---|---|---|\n")
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			return err
+		}
+		matrix, verdict := "-", "no verdict"
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if i := strings.Index(line, "conformance: "); i >= 0 && strings.Contains(line, "rows=") {
+				matrix = line[i+len("conformance: "):]
+			}
+			if line == "PASS" || line == "FAIL" || strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "FAIL ") {
+				verdict = line
+			}
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s |\n", filepath.Base(l), matrix, verdict)
+	}
+	return nil
+}
+
+// halfTable is the f16 and bf16 forward speedups over f32 at the large
+// shape (where the bytes, not the chain of steps, set the time), per
 // operation and backend, where the run has them.
 func halfTable(rows []bench.Measurement) string {
 	type key struct{ shape, op, be, dt string }
 	t := map[key]float64{}
 	var order []key
 	for _, r := range rows {
-		if r.Mode != bench.ModeForward || r.Skipped != "" || r.Backend == "eager" {
+		if r.Mode != bench.ModeForward || r.Skipped != "" || r.Backend == "eager" || r.Shape != "large" {
 			continue
 		}
 		k := key{r.Shape, string(r.Op), r.Backend, r.DType}
