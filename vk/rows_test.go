@@ -42,7 +42,7 @@ func TestRowLayouts(t *testing.T) {
 					c := bench.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: dir == scans.Forward}
 					t.Run(fmt.Sprintf("wg%d/ring%d/%s", p.wg, p.ring, c.Name()), func(t *testing.T) {
 						cl := &call{b: b, dev: dev, op: c.Op, dims: d, dt: dt}
-						if !cl.useRows() {
+						if !cl.rowLayout() {
 							t.Fatalf("%v does not take the row layout", d)
 						}
 						if k := cl.rows(dir); k.spec[specWG] != uint32(p.wg/d.K*d.K) || k.spec[specRing] != uint32(p.ring) {
