@@ -171,6 +171,11 @@ func TestArgErrors(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Arg != "a" || ae.Op != scans.OpLinearScan {
 		t.Errorf("LinearScan(host...): %v, want *scans.ArgError for a", err)
 	}
+	// A host tensor before a device tensor: the host one is named.
+	_, err = b.LinearScan(host, mine, nil)
+	if !errors.As(err, &ae) || ae.Arg != "a" || !strings.Contains(err.Error(), "Upload") {
+		t.Errorf("LinearScan(host, mine): %v, want *scans.ArgError for a", err)
+	}
 	// Another backend's tensor.
 	_, err = b.LinearScan(mine, theirs, nil)
 	if !errors.As(err, &ae) || ae.Arg != "b" {

@@ -57,6 +57,19 @@ func wrapUnavailable(what string, err error) error {
 	return fmt.Errorf("cuda: %s: %w", what, err)
 }
 
+// owns checks, before any shape check, that every non-nil argument is one
+// of this backend's tensors, so that an argument on another device is
+// named as such whatever the others are.
+func (b *Backend) owns(op scans.Op, dir scans.Direction, args ...scans.Tensor) error {
+	names := argNames(op, dir)
+	for i, t := range args {
+		if _, err := b.mine(op, names[i], t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // run runs one operation whose arguments passed check (d is what it
 // returned): it converts them to this backend's tensors, checks the
 // envelope and the device, plans the launch and runs it.
@@ -164,6 +177,9 @@ func (b *Backend) call(p *plan, names []string, args []*Tensor) ([]scans.Tensor,
 // LinearScan computes h_t = a_t * h_{t-1} + b_t over (B,T,D).
 func (b *Backend) LinearScan(a, bv, h0 scans.Tensor) (h scans.Tensor, err error) {
 	defer guard(scans.OpLinearScan, &err)
+	if err := b.owns(scans.OpLinearScan, scans.Forward, a, bv, h0); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckLinearScan(a, bv, h0)
 	if err != nil {
 		return nil, err
@@ -179,6 +195,9 @@ func (b *Backend) LinearScan(a, bv, h0 scans.Tensor) (h scans.Tensor, err error)
 // is nil).
 func (b *Backend) LinearScanBackward(a, bv, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
 	defer guard(scans.OpLinearScan, &err)
+	if err := b.owns(scans.OpLinearScan, scans.Backward, a, bv, h0, h, dh); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckLinearScanBackward(a, bv, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, err
@@ -193,6 +212,9 @@ func (b *Backend) LinearScanBackward(a, bv, h0, h, dh scans.Tensor) (da, db, dh0
 // MatrixScan computes h_t = A_t h_{t-1} + b_t per 2x2 block.
 func (b *Backend) MatrixScan(A, bv, h0 scans.Tensor) (h scans.Tensor, err error) {
 	defer guard(scans.OpMatrixScan, &err)
+	if err := b.owns(scans.OpMatrixScan, scans.Forward, A, bv, h0); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckMatrixScan(A, bv, h0)
 	if err != nil {
 		return nil, err
@@ -208,6 +230,9 @@ func (b *Backend) MatrixScan(A, bv, h0 scans.Tensor) (h scans.Tensor, err error)
 // nil).
 func (b *Backend) MatrixScanBackward(A, bv, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
 	defer guard(scans.OpMatrixScan, &err)
+	if err := b.owns(scans.OpMatrixScan, scans.Backward, A, bv, h0, h, dh); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckMatrixScanBackward(A, bv, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, err
@@ -222,6 +247,9 @@ func (b *Backend) MatrixScanBackward(A, bv, h0, h, dh scans.Tensor) (dA, db, dh0
 // MatrixAffineScan computes H_t = A_t H_{t-1} + X_t per (k,k) x (k,v) block.
 func (b *Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err error) {
 	defer guard(scans.OpMatrixAffineScan, &err)
+	if err := b.owns(scans.OpMatrixAffineScan, scans.Forward, A, X, H0); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckMatrixAffineScan(A, X, H0)
 	if err != nil {
 		return nil, err
@@ -237,6 +265,9 @@ func (b *Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err e
 // H0 is nil).
 func (b *Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
 	defer guard(scans.OpMatrixAffineScan, &err)
+	if err := b.owns(scans.OpMatrixAffineScan, scans.Backward, A, X, H0, H, dH); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
 	if err != nil {
 		return nil, nil, nil, err
@@ -252,6 +283,9 @@ func (b *Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX
 // h_{-1} = exp(lv_0), in log space.
 func (b *Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Tensor, err error) {
 	defer guard(scans.OpParallelScanLog, &err)
+	if err := b.owns(scans.OpParallelScanLog, scans.Forward, logCoeffs, logValues); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckParallelScanLog(logCoeffs, logValues)
 	if err != nil {
 		return nil, err
@@ -267,6 +301,9 @@ func (b *Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Te
 // log_values.
 func (b *Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor) (dLogCoeffs, dLogValues scans.Tensor, err error) {
 	defer guard(scans.OpParallelScanLog, &err)
+	if err := b.owns(scans.OpParallelScanLog, scans.Backward, logCoeffs, logValues, h, dh); err != nil {
+		return nil, nil, err
+	}
 	d, err := scans.CheckParallelScanLogBackward(logCoeffs, logValues, h, dh)
 	if err != nil {
 		return nil, nil, err
@@ -282,6 +319,9 @@ func (b *Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tens
 // forming R.
 func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, err error) {
 	defer guard(scans.OpGivensScan, &err)
+	if err := b.owns(scans.OpGivensScan, scans.Forward, theta, sigma, x, h0); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckGivensScan(theta, sigma, x, h0)
 	if err != nil {
 		return nil, err
@@ -298,6 +338,9 @@ func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, 
 // forward output h, and the rotations are recomputed in registers.
 func (b *Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
 	defer guard(scans.OpGivensScan, &err)
+	if err := b.owns(scans.OpGivensScan, scans.Backward, theta, sigma, x, h0, h, dh); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	d, err := scans.CheckGivensScanBackward(theta, sigma, x, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, nil, err

@@ -195,6 +195,13 @@ func TestForeignTensors(t *testing.T) {
 	if _, err := b.LinearScan(d[0], hb, nil); !errors.As(err, &ae) || ae.Arg != "b" {
 		t.Errorf("host b: %v, want ArgError naming b", err)
 	}
+	// The argument not on the backend is named whatever comes first.
+	if _, err := b.LinearScan(ha, d[1], nil); !errors.As(err, &ae) || ae.Arg != "a" || !strings.Contains(err.Error(), "Upload") {
+		t.Errorf("host a, device b: %v, want ArgError naming a", err)
+	}
+	if _, _, _, _, err := b.GivensScanBackward(d[0], d[1], d[0], ha, d[0], d[1]); !errors.As(err, &ae) || ae.Arg != "h0" {
+		t.Errorf("host h0 among device tensors: %v, want ArgError naming h0", err)
+	}
 	other := New()
 	od := upload(t, other, hb)
 	if _, err := b.LinearScan(d[0], od[0], nil); !errors.As(err, &ae) || ae.Arg != "b" {

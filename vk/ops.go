@@ -30,9 +30,28 @@ type call struct {
 	scratch []*buffer
 }
 
+// owns checks, before any shape check, that every non-nil argument is one
+// of this backend's tensors, so that an argument on another device is
+// named as such whatever the others are.
+func (b *Backend) owns(op scans.Op, names []string, ts []scans.Tensor) error {
+	for i, t := range ts {
+		if scans.IsNil(t) {
+			continue
+		}
+		vt, ok := t.(*Tensor)
+		if !ok {
+			return &scans.ArgError{Op: op, Arg: names[i], Want: "a *vk.Tensor (use Upload)", Got: fmt.Sprintf("%T on %s", t, t.Location())}
+		}
+		if vt.owner != b {
+			return &scans.ArgError{Op: op, Arg: names[i], Want: "a tensor of this vulkan backend", Got: "a tensor of another vulkan backend"}
+		}
+	}
+	return nil
+}
+
 // begin checks that every non-nil argument is a live tensor of this
 // backend, that the shape is in the envelope and that the device is open.
-// ts are checked by scans.Check* before begin is called.
+// ts are checked by owns and scans.Check* before begin is called.
 func (b *Backend) begin(op scans.Op, dir scans.Direction, d scans.Dims, names []string, ts []scans.Tensor) (*call, []*Tensor, error) {
 	vts := make([]*Tensor, len(ts))
 	var dt scans.DType
@@ -40,13 +59,7 @@ func (b *Backend) begin(op scans.Op, dir scans.Direction, d scans.Dims, names []
 		if scans.IsNil(t) {
 			continue
 		}
-		vt, ok := t.(*Tensor)
-		if !ok {
-			return nil, nil, &scans.ArgError{Op: op, Arg: names[i], Want: "a *vk.Tensor (use Upload)", Got: fmt.Sprintf("%T on %s", t, t.Location())}
-		}
-		if vt.owner != b {
-			return nil, nil, &scans.ArgError{Op: op, Arg: names[i], Want: "a tensor of this vulkan backend", Got: "a tensor of another vulkan backend"}
-		}
+		vt := t.(*Tensor) // owns has checked it
 		if vt.released.Load() {
 			return nil, nil, &scans.ArgError{Op: op, Arg: names[i], Want: "a live tensor", Got: "a released tensor"}
 		}
@@ -178,6 +191,9 @@ func (c *call) elementwise(dir scans.Direction) kernel {
 func (b *Backend) LinearScan(a, bb, h0 scans.Tensor) (h scans.Tensor, err error) {
 	op := scans.OpLinearScan
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"a", "b", "h0"}, []scans.Tensor{a, bb, h0}); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckLinearScan(a, bb, h0)
 	if err != nil {
 		return nil, err
@@ -206,6 +222,9 @@ func (b *Backend) LinearScan(a, bb, h0 scans.Tensor) (h scans.Tensor, err error)
 func (b *Backend) LinearScanBackward(a, bb, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
 	op := scans.OpLinearScan
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"a", "b", "h0", "h", "dh"}, []scans.Tensor{a, bb, h0, h, dh}); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckLinearScanBackward(a, bb, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, err
@@ -245,6 +264,9 @@ func (b *Backend) LinearScanBackward(a, bb, h0, h, dh scans.Tensor) (da, db, dh0
 func (b *Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Tensor, err error) {
 	op := scans.OpParallelScanLog
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"log_coeffs", "log_values"}, []scans.Tensor{logCoeffs, logValues}); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckParallelScanLog(logCoeffs, logValues)
 	if err != nil {
 		return nil, err
@@ -270,6 +292,9 @@ func (b *Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Te
 func (b *Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor) (dLogCoeffs, dLogValues scans.Tensor, err error) {
 	op := scans.OpParallelScanLog
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"log_coeffs", "log_values", "h", "dh"}, []scans.Tensor{logCoeffs, logValues, h, dh}); err != nil {
+		return nil, nil, err
+	}
 	d, err := scans.CheckParallelScanLogBackward(logCoeffs, logValues, h, dh)
 	if err != nil {
 		return nil, nil, err
@@ -568,6 +593,9 @@ func stateShape(op scans.Op, d scans.Dims) []int {
 func (b *Backend) MatrixScan(A, bb, h0 scans.Tensor) (h scans.Tensor, err error) {
 	op := scans.OpMatrixScan
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"A", xName(op), h0Name(op)}, []scans.Tensor{A, bb, h0}); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckMatrixScan(A, bb, h0)
 	if err != nil {
 		return nil, err
@@ -579,6 +607,9 @@ func (b *Backend) MatrixScan(A, bb, h0 scans.Tensor) (h scans.Tensor, err error)
 func (b *Backend) MatrixScanBackward(A, bb, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
 	op := scans.OpMatrixScan
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"A", xName(op), h0Name(op), stName(op), "d" + stName(op)}, []scans.Tensor{A, bb, h0, h, dh}); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckMatrixScanBackward(A, bb, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, err
@@ -590,6 +621,9 @@ func (b *Backend) MatrixScanBackward(A, bb, h0, h, dh scans.Tensor) (dA, db, dh0
 func (b *Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err error) {
 	op := scans.OpMatrixAffineScan
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"A", xName(op), h0Name(op)}, []scans.Tensor{A, X, H0}); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckMatrixAffineScan(A, X, H0)
 	if err != nil {
 		return nil, err
@@ -601,6 +635,9 @@ func (b *Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err e
 func (b *Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
 	op := scans.OpMatrixAffineScan
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"A", xName(op), h0Name(op), stName(op), "d" + stName(op)}, []scans.Tensor{A, X, H0, H, dH}); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
 	if err != nil {
 		return nil, nil, nil, err
@@ -612,6 +649,9 @@ func (b *Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX
 func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, err error) {
 	op := scans.OpGivensScan
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"theta", "sigma", "x", "h0"}, []scans.Tensor{theta, sigma, x, h0}); err != nil {
+		return nil, err
+	}
 	d, err := scans.CheckGivensScan(theta, sigma, x, h0)
 	if err != nil {
 		return nil, err
@@ -643,6 +683,9 @@ func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, 
 func (b *Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
 	op := scans.OpGivensScan
 	defer recoverTo(op, &err)
+	if err := b.owns(op, []string{"theta", "sigma", "x", "h0", "h", "dh"}, []scans.Tensor{theta, sigma, x, h0, h, dh}); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	d, err := scans.CheckGivensScanBackward(theta, sigma, x, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, nil, err
