@@ -2,14 +2,8 @@
 
 package vk
 
-// A few Vulkan calls go through this file instead of the binding: the
-// binding copies arrays of structs into C memory whose release it leaves to
-// Go finalizers, and a garbage collection during the call can free that
-// memory while the driver still reads it (seen as crashes inside
-// vkCreateComputePipelines under concurrent use). Here the structs are
-// built in C, on the C stack or with malloc, and live for the whole call.
-// Handles cross as 64-bit integers (the package builds for 64-bit targets
-// only, where every Vulkan handle is 64 bits wide).
+// The calls whose structs vulkan-go frees in Go finalizers while the driver
+// may still read them (crashes under concurrent use) go through this C shim.
 
 /*
 #include <stdint.h>

@@ -1,0 +1,361 @@
+//go:build cgo
+
+package vk
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+
+	"github.com/mingru/scans"
+)
+
+// execCtx is what one operation records into: reused across calls, one per
+// concurrent caller.
+type execCtx struct {
+	pool   vk.CommandPool
+	cmd    vk.CommandBuffer
+	fence  vk.Fence
+	dpool  vk.DescriptorPool
+	dcap   int
+	qpool  vk.QueryPool
+	qcap   uint32
+	hasQry bool
+}
+
+const (
+	queryCap       = 16
+	stagingDefault = 64 << 20
+	fenceTimeoutNs = 300 * uint64(time.Second)
+	pushBytes      = 4 * (4 + maxBindings)
+)
+
+// getCtx takes a recording context from the free list or makes one.
+func (d *device) getCtx() (*execCtx, error) {
+	d.ctxMu.Lock()
+	if n := len(d.ctxFree); n > 0 {
+		c := d.ctxFree[n-1]
+		d.ctxFree = d.ctxFree[:n-1]
+		d.ctxMu.Unlock()
+		return c, nil
+	}
+	d.ctxMu.Unlock()
+	c := &execCtx{}
+	pinfo := &vk.CommandPoolCreateInfo{SType: vk.StructureTypeCommandPoolCreateInfo, QueueFamilyIndex: d.qfam}
+	var pool vk.CommandPool
+	if err := check(vk.CreateCommandPool(d.dev, pinfo, nil, &pool), "create command pool"); err != nil {
+		return nil, err
+	}
+	c.pool = pool
+	cmds := make([]vk.CommandBuffer, 1)
+	ainfo := &vk.CommandBufferAllocateInfo{
+		SType:              vk.StructureTypeCommandBufferAllocateInfo,
+		CommandPool:        c.pool,
+		Level:              vk.CommandBufferLevelPrimary,
+		CommandBufferCount: 1,
+	}
+	if err := check(vk.AllocateCommandBuffers(d.dev, ainfo, cmds), "allocate command buffer"); err != nil {
+		vk.DestroyCommandPool(d.dev, c.pool, nil)
+		return nil, err
+	}
+	c.cmd = cmds[0]
+	var fence vk.Fence
+	if err := check(vk.CreateFence(d.dev, &vk.FenceCreateInfo{SType: vk.StructureTypeFenceCreateInfo}, nil, &fence), "create fence"); err != nil {
+		vk.DestroyCommandPool(d.dev, c.pool, nil)
+		return nil, err
+	}
+	c.fence = fence
+	if d.hasTimestamps {
+		qinfo := &vk.QueryPoolCreateInfo{
+			SType:      vk.StructureTypeQueryPoolCreateInfo,
+			QueryType:  vk.QueryTypeTimestamp,
+			QueryCount: queryCap,
+		}
+		var qp vk.QueryPool
+		if err := check(vk.CreateQueryPool(d.dev, qinfo, nil, &qp), "create query pool"); err != nil {
+			vk.DestroyFence(d.dev, c.fence, nil)
+			vk.DestroyCommandPool(d.dev, c.pool, nil)
+			return nil, err
+		}
+		c.qpool = qp
+		c.qcap = queryCap
+		c.hasQry = true
+	}
+	return c, nil
+}
+
+func (d *device) putCtx(c *execCtx) {
+	d.ctxMu.Lock()
+	d.ctxFree = append(d.ctxFree, c)
+	d.ctxMu.Unlock()
+}
+
+// ensureSets makes the context's descriptor pool hold n sets and resets it.
+func (d *device) ensureSets(c *execCtx, n int) error {
+	if n > c.dcap {
+		if c.dpool != vk.NullDescriptorPool {
+			vk.DestroyDescriptorPool(d.dev, c.dpool, nil)
+			c.dpool, c.dcap = vk.NullDescriptorPool, 0
+		}
+		capacity := 8
+		for capacity < n {
+			capacity *= 2
+		}
+		dp, r := shimCreatePool(d.instance, d.dev, uint32(capacity), uint32(capacity*maxBindings))
+		if err := check(r, "create descriptor pool"); err != nil {
+			return err
+		}
+		c.dpool = dp
+		c.dcap = capacity
+		return nil
+	}
+	return check(vk.ResetDescriptorPool(d.dev, c.dpool, 0), "reset descriptor pool")
+}
+
+// begin resets the context and starts recording.
+func (d *device) begin(c *execCtx) error {
+	if err := check(vk.ResetCommandPool(d.dev, c.pool, 0), "reset command pool"); err != nil {
+		return err
+	}
+	info := &vk.CommandBufferBeginInfo{
+		SType: vk.StructureTypeCommandBufferBeginInfo,
+		Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit),
+	}
+	return check(vk.BeginCommandBuffer(c.cmd, info), "begin command buffer")
+}
+
+// submit ends recording, submits (the queue is shared, so under a mutex)
+// and waits for the fence.
+func (d *device) submit(c *execCtx) error {
+	if err := check(vk.EndCommandBuffer(c.cmd), "end command buffer"); err != nil {
+		return err
+	}
+	d.queueMu.Lock()
+	r := shimSubmit(d.instance, d.queue, c.cmd, c.fence)
+	d.queueMu.Unlock()
+	if err := check(r, "queue submit"); err != nil {
+		return err
+	}
+	r = vk.WaitForFences(d.dev, 1, []vk.Fence{c.fence}, vk.True, fenceTimeoutNs)
+	if r == vk.Timeout {
+		return fmt.Errorf("vk: wait for fence: timed out after %v", time.Duration(fenceTimeoutNs))
+	}
+	if err := check(r, "wait for fence"); err != nil {
+		return err
+	}
+	return check(vk.ResetFences(d.dev, 1, []vk.Fence{c.fence}), "reset fence")
+}
+
+// timestamps reads n timestamps written by the last submission and returns
+// the n-1 intervals.
+func (d *device) timestamps(c *execCtx, n uint32) ([]time.Duration, error) {
+	raw := make([]uint64, n)
+	r := vk.GetQueryPoolResults(d.dev, c.qpool, 0, n, uint(8*n), unsafe.Pointer(&raw[0]), 8,
+		vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit))
+	if err := check(r, "read timestamps"); err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, n-1)
+	for i := range out {
+		dt := (raw[i+1] - raw[i]) & d.tsMask
+		out[i] = time.Duration(float64(dt) * d.tsPeriod)
+	}
+	return out, nil
+}
+
+func (d *device) barrier(cmd vk.CommandBuffer, src, dst vk.AccessFlagBits, srcStage, dstStage vk.PipelineStageFlagBits) {
+	shimBarrier(d.instance, cmd, srcStage, dstStage, src, dst)
+}
+
+// beginBound starts recording on c with pipeline p bound and one
+// descriptor set: bufs at bindings 0, 1, ..., the placeholder at the
+// others. The probes, which run one small kernel, record this way.
+func (d *device) beginBound(c *execCtx, p vk.Pipeline, bufs ...bufferBinding) error {
+	if err := d.ensureSets(c, 1); err != nil {
+		return err
+	}
+	infos := make([]bufferBinding, maxBindings)
+	for i := range infos {
+		infos[i] = bufferBinding{buf: d.placeholder.buf, rng: uint64(d.placeholder.size)}
+	}
+	copy(infos, bufs)
+	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
+	if err := check(r, "allocate descriptor sets"); err != nil {
+		return err
+	}
+	if err := d.begin(c); err != nil {
+		return err
+	}
+	vk.CmdBindPipeline(c.cmd, vk.PipelineBindPointCompute, p)
+	vk.CmdBindDescriptorSets(c.cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[0]}, 0, nil)
+	return nil
+}
+
+// sliceSize is the number of batch entries whose bindings all fit in the
+// bindable range at once.
+func (d *device) sliceSize(ks []kernel, B int64) (int64, error) {
+	bs := B
+	for _, k := range ks {
+		for _, o := range k.binds {
+			if o.buf == nil {
+				continue
+			}
+			per := o.stride * o.esize
+			room := d.maxRange - d.align - 4
+			if per > room {
+				return 0, &scans.ScanFallback{Backend: "vulkan", Reason: fmt.Sprintf(
+					"one batch entry of a tensor needs %d bytes, more than the device can bind (maxStorageBufferRange %d)", per, d.maxRange)}
+			}
+			if n := room / per; n < bs {
+				bs = n
+			}
+		}
+	}
+	return bs, nil
+}
+
+// dispatchRec is one recorded dispatch.
+type dispatchRec struct {
+	pipe   vk.Pipeline
+	push   [4 + maxBindings]uint32
+	infos  [maxBindings]bufferBinding
+	gx, gy uint32
+}
+
+// run records every kernel over slices of the batch, with a barrier between
+// dispatches, optionally poisons the outputs first, submits and waits. It
+// returns the time between the timestamps around the dispatches.
+func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, error) {
+	bs, err := d.sliceSize(ks, B)
+	if err != nil {
+		return 0, false, err
+	}
+	bs = evenSlices(B, bs)
+	var recs []dispatchRec
+	for b0 := int64(0); b0 < B; b0 += bs {
+		n := bs
+		if b0+n > B {
+			n = B - b0
+		}
+		for _, k := range ks {
+			var r dispatchRec
+			r.push[0], r.push[1], r.push[2], r.push[3] = uint32(n), k.T, k.N, k.flags
+			even := true
+			for i, o := range k.binds {
+				if o.buf == nil {
+					r.infos[i] = bufferBinding{buf: d.placeholder.buf, offset: 0, rng: uint64(d.placeholder.size)}
+					continue
+				}
+				start := b0 * o.stride * o.esize
+				end := (b0 + n) * o.stride * o.esize
+				base := start / d.align * d.align
+				rng := (end - base + 3) &^ 3
+				if base+rng > o.buf.size {
+					rng = o.buf.size - base
+				}
+				r.infos[i] = bufferBinding{buf: o.buf.buf, offset: uint64(base), rng: uint64(rng)}
+				r.push[4+i] = uint32((start - base) / o.esize)
+				even = even && r.push[4+i]%2 == 0
+			}
+			spec := k.spec
+			if k.wordAligned && even {
+				spec[specAligned] = 1
+			}
+			if strings.HasSuffix(k.module, "_f16") {
+				spec[specHWF16] = d.hwF16
+			}
+			p, err := d.pipeline(k.module, spec)
+			if err != nil {
+				return 0, false, err
+			}
+			r.pipe = p
+			g := k.groups(n)
+			gx := int64(d.maxGroups[0])
+			if g < gx {
+				gx = g
+			}
+			if gx < 1 {
+				gx = 1
+			}
+			gy := (g + gx - 1) / gx
+			if gy > int64(d.maxGroups[1]) {
+				return 0, false, &scans.ScanFallback{Backend: "vulkan", Reason: fmt.Sprintf("%d workgroups exceed the device's dispatch limits", g)}
+			}
+			r.gx, r.gy = uint32(gx), uint32(gy)
+			recs = append(recs, r)
+		}
+	}
+
+	d.lastDispatches.Store(int64(len(recs)))
+	c, err := d.getCtx()
+	if err != nil {
+		return 0, false, err
+	}
+	defer d.putCtx(c)
+	if err := d.ensureSets(c, len(recs)); err != nil {
+		return 0, false, err
+	}
+	infos := make([]bufferBinding, 0, len(recs)*maxBindings)
+	for i := range recs {
+		infos = append(infos, recs[i].infos[:]...)
+	}
+	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
+	if err := check(r, "allocate descriptor sets"); err != nil {
+		return 0, false, err
+	}
+
+	if err := d.begin(c); err != nil {
+		return 0, false, err
+	}
+	cmd := c.cmd
+	if c.hasQry {
+		vk.CmdResetQueryPool(cmd, c.qpool, 0, 2)
+	}
+	if poison {
+		for _, k := range ks {
+			for _, o := range k.binds {
+				if o.buf != nil && o.out {
+					vk.CmdFillBuffer(cmd, o.buf.buf, 0, vk.DeviceSize(o.buf.size), o.poison)
+				}
+			}
+		}
+		d.barrier(cmd, vk.AccessTransferWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
+			vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit)
+	}
+	if c.hasQry {
+		vk.CmdWriteTimestamp(cmd, vk.PipelineStageTopOfPipeBit, c.qpool, 0)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if i > 0 {
+			d.barrier(cmd, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
+				vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit)
+		}
+		vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, r.pipe)
+		vk.CmdBindDescriptorSets(cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[i]}, 0, nil)
+		push := new([4 + maxBindings]uint32)
+		*push = r.push
+		vk.CmdPushConstants(cmd, d.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, pushBytes, unsafe.Pointer(&push[0]))
+		vk.CmdDispatch(cmd, r.gx, r.gy, 1)
+	}
+	if c.hasQry {
+		vk.CmdWriteTimestamp(cmd, vk.PipelineStageBottomOfPipeBit, c.qpool, 1)
+	}
+	if err := d.submit(c); err != nil {
+		return 0, false, err
+	}
+	if err := d.checkGuards(ks); err != nil {
+		return 0, false, err
+	}
+	if !c.hasQry {
+		return 0, false, nil
+	}
+	ts, err := d.timestamps(c, 2)
+	if err != nil {
+		return 0, false, err
+	}
+	return ts[0], true, nil
+}
