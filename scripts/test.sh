@@ -25,6 +25,9 @@ CGO_ENABLED=0 go build ./...
 step "go test -race (pure-Go packages)"
 go test -race -count=1 -timeout 30m "${PURE[@]}"
 
+step "go test (the example that trains a minGRU stack, on eager)"
+go test -count=1 -timeout 10m ./examples/...
+
 step "go test (Vulkan on the machine's device, validation layer on; CUDA skips without a GPU)"
 log=$(mktemp)
 if ! go test -count=1 -timeout 45m -v ./vk/... ./shaders/... >"$log" 2>&1; then
