@@ -92,6 +92,11 @@ func (d *device) probeSubgroups() error {
 		d.subgroupNote = "subgroup kernels: off (no subgroup shuffles in compute)"
 		return nil
 	}
+	if why := varyingWithoutControl(d.subgroup, d.subgroupMax, d.fullSubgroups); why != "" {
+		d.subgroupNote = "subgroup kernels: off (" + why + ")"
+		d.subgroup = 0
+		return nil
+	}
 	var sizes []int
 	for wg := d.subgroupMax; wg <= min(d.maxWG, maxElementwiseWG); wg *= 2 {
 		sizes = append(sizes, wg)
@@ -123,6 +128,17 @@ func (d *device) subgroupSizes() string {
 		return fmt.Sprint(d.subgroup)
 	}
 	return fmt.Sprintf("%d to %d", d.subgroup, d.subgroupMax)
+}
+
+// varyingWithoutControl says why a device whose compiler may choose
+// subgroups of minSize to maxSize invocations cannot run the subgroup
+// kernels when its pipelines cannot require full subgroups (a partial
+// subgroup would break their numbering), or "" when it can.
+func varyingWithoutControl(minSize, maxSize int, full bool) string {
+	if minSize < maxSize && !full {
+		return fmt.Sprintf("subgroups of %d to %d invocations, and pipelines cannot require them full", minSize, maxSize)
+	}
+	return ""
 }
 
 // probeGroups is the number of workgroups each probe dispatch runs.

@@ -69,6 +69,19 @@ func TestShuffleProbeCheck(t *testing.T) {
 	}
 }
 
+// A device whose subgroup size varies between pipelines runs the subgroup
+// kernels only where its pipelines can require full subgroups.
+func TestVaryingSubgroups(t *testing.T) {
+	for _, c := range []struct {
+		min, max int
+		full, ok bool
+	}{{8, 8, false, true}, {32, 32, true, true}, {8, 32, true, true}, {8, 32, false, false}, {32, 64, false, false}} {
+		if why := varyingWithoutControl(c.min, c.max, c.full); (why == "") != c.ok {
+			t.Errorf("sizes %d to %d, full %v: %q", c.min, c.max, c.full, why)
+		}
+	}
+}
+
 // TestSubgroupProbe: the device's probe verdict is in its status notes,
 // and the subgroup Givens kernels run exactly where it passed.
 func TestSubgroupProbe(t *testing.T) {
