@@ -1,12 +1,13 @@
-// Package bench is the harness of the scan kernels, written once against
-// scans.Backend and run by every backend: the conformance matrix
-// (ConformanceCases, Parity, TestBackend), which holds each backend to the
-// contract's gates, |got - want| <= atol + rtol*|want|, against eager or
-// the float64 Reference, NaN never passing; and the benchmarks (Shapes,
-// Measure, MemoryGivens) that scanbench reports. A GPU backend's test runs
-// the whole matrix in three lines:
+// Package bench times the scan kernels and measures their memory, as
+// command scanbench reports them: the contract's benchmark shapes
+// (Shapes), inputs drawn from its distributions (Inputs, InputsInit), the
+// bytes an operation must move (Traffic), a timed measurement on any
+// backend (Measure: device time where the backend has a clock, each run
+// after a cache flush where it can flush, warm time and host wall time
+// beside), the peak memory of the Givens backward's two paths
+// (MemoryGivens), and the machine a result came from (ThisMachine).
 //
-//	func TestConformance(t *testing.T) {
-//		bench.TestBackend(t, vk.New(), testing.Short())
-//	}
+// The conformance matrix that holds every backend to the contract lives in
+// package conformance; the float64 definition it checks eager against in
+// package reference.
 package bench

@@ -8,24 +8,7 @@ import (
 	"github.com/mingru/scans/eager"
 )
 
-// Parity runs conformance cases on a backend and compares every output
-// with a reference; here eager's linear_scan rows in f32 against the
-// float64 reference.
-func ExampleParity() {
-	cases := bench.FilterCases(bench.ConformanceCases(true),
-		[]scans.Op{scans.OpLinearScan}, []scans.DType{scans.F32})
-	rows := bench.Parity(eager.New(), bench.Reference(), cases, nil)
-	passed := 0
-	for _, r := range rows {
-		if r.Pass {
-			passed++
-		}
-	}
-	fmt.Printf("%s: rows=%d passed=%d\n", rows[0].Case, len(rows), passed)
-	// Output: linear_scan/forward/f32/k1,v1/T1: rows=14 passed=14
-}
-
-// Measure times one operation at a benchmark shape and reports its
+// bench.Measure times one operation at a benchmark shape and reports its
 // achieved bandwidth.
 func ExampleMeasure() {
 	lab := bench.Shapes[0]

@@ -388,28 +388,6 @@ func GivensRotation(k int, angles []float64, m []float64) {
 	}
 }
 
-// rotate applies R(angles) to x in place. When mid is not nil (len k) it
-// receives x after the first layer of rotations.
-func rotate(k int, angles []float64, x, mid []float64) {
-	first, second := scans.GivensAngles(k)
-	for p := 0; p < first; p++ {
-		rot(angles[p], x, 2*p, 2*p+1)
-	}
-	if mid != nil {
-		copy(mid, x)
-	}
-	for q := 0; q < second; q++ {
-		rot(angles[first+q], x, 2*q+1, 2*q+2)
-	}
-}
-
-func rot(th float64, x []float64, i, j int) {
-	s, c := math.Sincos(th)
-	xi, xj := x[i], x[j]
-	x[i] = c*xi - s*xj
-	x[j] = s*xi + c*xj
-}
-
 func softplus(z float64) float64 {
 	if z > 30 {
 		return z

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/mingru/scans"
 )
@@ -95,4 +97,52 @@ func release(b scans.Backend, ts ...scans.Tensor) error {
 		}
 	}
 	return first
+}
+
+// Run uploads the inputs to b, runs op in direction dir (backward uses
+// the forward output h and in.Grad) and downloads the results: the output
+// for Forward, the gradients in GradNames order (nil for an absent initial
+// state) for Backward. It releases every tensor it or the backend
+// allocated, and reports a release failure as an error.
+func Run(b scans.Backend, op scans.Op, dir scans.Direction, in *InputSet, h *scans.Host) (out []*scans.Host, err error) {
+	hosts := slices.Clone(in.Args)
+	if dir == scans.Backward {
+		if h == nil {
+			return nil, errors.New("backward needs the forward output")
+		}
+		hosts = append(hosts, h, in.Grad)
+	}
+	dev, err := upload(b, hosts...)
+	if err != nil {
+		return nil, err
+	}
+	var results []scans.Tensor
+	defer func() {
+		if rerr := release(b, append(dev, results...)...); rerr != nil && err == nil {
+			out, err = nil, fmt.Errorf("release: %w", rerr)
+		}
+	}()
+	n := len(in.Args)
+	if dir == scans.Forward {
+		t, err := Forward(b, op, dev[:n])
+		if err != nil {
+			return nil, err
+		}
+		results = []scans.Tensor{t}
+	} else {
+		results, err = Backward(b, op, dev[:n], dev[n], dev[n+1])
+		if err != nil {
+			return nil, err
+		}
+	}
+	out = make([]*scans.Host, len(results))
+	for i, t := range results {
+		if scans.IsNil(t) {
+			continue
+		}
+		if out[i], err = b.Download(t); err != nil {
+			return nil, fmt.Errorf("download: %w", err)
+		}
+	}
+	return out, nil
 }

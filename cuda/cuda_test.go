@@ -13,6 +13,8 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
+	"github.com/mingru/scans/conformance/conformancetest"
 	"github.com/mingru/scans/eager"
 	"github.com/mingru/scans/internal/angles"
 )
@@ -41,20 +43,20 @@ func gpu(t *testing.T) *Backend {
 // with poisoned outputs, so an element a kernel never writes stays NaN and
 // fails its gate.
 func TestConformance(t *testing.T) {
-	bench.TestBackend(t, gpu(t), testing.Short())
+	conformancetest.TestBackend(t, gpu(t), testing.Short())
 }
 
 // TestSpecialValues: NaN, +Inf and -Inf in any input propagate as in
-// eager, and touch no other batch entry (bench.TestSpecialValues).
+// eager, and touch no other batch entry (conformancetest.TestSpecialValues).
 func TestSpecialValues(t *testing.T) {
-	bench.TestSpecialValues(t, gpu(t))
+	conformancetest.TestSpecialValues(t, gpu(t))
 }
 
 // TestLogRange: parallel_scan_log far outside the benchmark's inputs
 // (strong decays, states far below their inputs, overflow) agrees with
-// eager (bench.TestLogRange).
+// eager (conformancetest.TestLogRange).
 func TestLogRange(t *testing.T) {
-	bench.TestLogRange(t, gpu(t))
+	conformancetest.TestLogRange(t, gpu(t))
 }
 
 // TestLinearPairs runs checkLinearPairs on the GPU, planning as if the
@@ -74,17 +76,17 @@ func TestLogPairs(t *testing.T) {
 }
 
 // TestHalfValues: every f16 and bf16 bit pattern widens and narrows
-// exactly (bench.TestHalfValues).
+// exactly (conformancetest.TestHalfValues).
 func TestHalfValues(t *testing.T) {
-	bench.TestHalfValues(t, gpu(t))
+	conformancetest.TestHalfValues(t, gpu(t))
 }
 
 // TestGivensAngles: givens_scan with angles up to 3000 in magnitude, and
 // with a few of any magnitude up to 1e38 among angles within pi, agrees
 // with eager, through the chunked and the unchunked kernels
-// (bench.TestGivensAngles).
+// (conformancetest.TestGivensAngles).
 func TestGivensAngles(t *testing.T) {
-	bench.TestGivensAngles(t, gpu(t), true)
+	conformancetest.TestGivensAngles(t, gpu(t), true)
 }
 
 // TestGivensTurn: the unchunked Givens forward and backward of a theta
@@ -97,7 +99,7 @@ func TestGivensTurn(t *testing.T) {
 	b.poison = true
 	defer func() { b.poison = false }()
 	ref := eager.New()
-	seed := bench.TestSeed()
+	seed := conformancetest.TestSeed()
 	t.Logf("seed %d", seed)
 	d := scans.Dims{B: 3, T: 300, N: 200, K: 8, V: 1}
 	if c := givensChunks(d.B, d.T, d.N, d.K, b.occ); c != 1 {
@@ -110,8 +112,8 @@ func TestGivensTurn(t *testing.T) {
 			if !strings.HasSuffix(p.kernel(), "_turn") {
 				t.Fatalf("%v %s: plan kernel %s", dt, dir, p.kernel())
 			}
-			c := bench.Case{Op: scans.OpGivensScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
-			if r := bench.CheckCase(b, ref, c, seed); !r.Pass {
+			c := conformance.Case{Op: scans.OpGivensScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
+			if r := conformance.CheckCase(b, ref, c, seed); !r.Pass {
 				t.Errorf("%s: %s", c.Name(), r.Summary())
 			}
 		}
@@ -291,7 +293,7 @@ func compare(t *testing.T, b, ref scans.Backend, op scans.Op, in *bench.InputSet
 			t.Errorf("%s %s %v %v: %v", op, dir, in.DType, in.Dims, err)
 			return
 		}
-		atol, rtol := bench.Gate(op, dir, in.DType)
+		atol, rtol := conformance.Gate(op, dir, in.DType)
 		for i := range want {
 			if (want[i] == nil) != (got[i] == nil) {
 				t.Errorf("%s %s output %d: got %v, want %v", op, dir, i, got[i], want[i])
@@ -300,11 +302,11 @@ func compare(t *testing.T, b, ref scans.Backend, op scans.Op, in *bench.InputSet
 			if want[i] == nil {
 				continue
 			}
-			diff := bench.Compare(got[i].Float64s(), want[i].Float64s(), atol, rtol)
+			diff := conformance.Compare(got[i].Float64s(), want[i].Float64s(), atol, rtol)
 			if !diff.Pass() {
 				t.Errorf("%s %s %v %v init=%v output %d: %d of %d bad, first at %s: got %g want %g",
 					op, dir, in.DType, in.Dims, in.Init(), i, diff.Bad, diff.N,
-					bench.Index(want[i].Shape(), diff.First), diff.Got, diff.Want)
+					conformance.Index(want[i].Shape(), diff.First), diff.Got, diff.Want)
 			}
 		}
 	}

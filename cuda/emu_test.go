@@ -13,6 +13,8 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
+	"github.com/mingru/scans/conformance/conformancetest"
 	"github.com/mingru/scans/eager"
 	"github.com/mingru/scans/internal/angles"
 )
@@ -361,29 +363,29 @@ func emulated(t *testing.T, gpuTest string) *emuBackend {
 // matrix adds shapes, not paths, and runs on the GPU. The plans use an
 // H200's occupancy, so T = 1000 with few lanes takes the 32-chunk paths.
 func TestKernelsEmulated(t *testing.T) {
-	bench.TestBackend(t, emulated(t, "TestConformance"), true)
+	conformancetest.TestBackend(t, emulated(t, "TestConformance"), true)
 }
 
-// TestSpecialValuesEmulated runs bench.TestSpecialValues on the kernels in
+// TestSpecialValuesEmulated runs conformancetest.TestSpecialValues on the kernels in
 // the host emulator: NaN, +Inf and -Inf in any input, through the chunked
 // paths (the H200's occupancy chunks T = 300 with few lanes).
 func TestSpecialValuesEmulated(t *testing.T) {
-	bench.TestSpecialValues(t, emulated(t, "TestSpecialValues"))
+	conformancetest.TestSpecialValues(t, emulated(t, "TestSpecialValues"))
 }
 
-// TestLogRangeEmulated runs bench.TestLogRange on the kernels in the host
+// TestLogRangeEmulated runs conformancetest.TestLogRange on the kernels in the host
 // emulator: parallel_scan_log far outside the benchmark's inputs.
 func TestLogRangeEmulated(t *testing.T) {
-	bench.TestLogRange(t, emulated(t, "TestLogRange"))
+	conformancetest.TestLogRange(t, emulated(t, "TestLogRange"))
 }
 
-// TestHalfValuesEmulated runs bench.TestHalfValues on the kernels in the
+// TestHalfValuesEmulated runs conformancetest.TestHalfValues on the kernels in the
 // host emulator (the software conversions of common.cuh).
 func TestHalfValuesEmulated(t *testing.T) {
-	bench.TestHalfValues(t, emulated(t, "TestHalfValues"))
+	conformancetest.TestHalfValues(t, emulated(t, "TestHalfValues"))
 }
 
-// TestGivensAnglesEmulated runs bench.TestGivensAngles on the kernels in
+// TestGivensAnglesEmulated runs conformancetest.TestGivensAngles on the kernels in
 // the host emulator: angles far outside (-pi, pi), through the fast paths'
 // reductions (the C library's sine and cosine stand in for the GPU's),
 // in the chunked kernels (an H200's plans) and in those that walk all of
@@ -392,7 +394,7 @@ func TestHalfValuesEmulated(t *testing.T) {
 // path.
 func TestGivensAnglesEmulated(t *testing.T) {
 	t.Run("chunked", func(t *testing.T) {
-		bench.TestGivensAngles(t, emulated(t, "TestGivensAngles"), false)
+		conformancetest.TestGivensAngles(t, emulated(t, "TestGivensAngles"), false)
 	})
 	t.Run("unchunked", func(t *testing.T) {
 		e := emulated(t, "TestGivensAngles")
@@ -400,7 +402,7 @@ func TestGivensAnglesEmulated(t *testing.T) {
 		if c := givensChunks(3, 300, 4, 4, e.occ); c != 1 {
 			t.Fatalf("givensChunks = %d, want 1", c)
 		}
-		bench.TestGivensAngles(t, e, false)
+		conformancetest.TestGivensAngles(t, e, false)
 	})
 }
 
@@ -417,7 +419,7 @@ func TestGivensUnchunkedEmulated(t *testing.T) {
 	e := emulated(t, "TestConformance")
 	e.occ = unchunkedOcc
 	ref := eager.New()
-	seed := bench.TestSeed()
+	seed := conformancetest.TestSeed()
 	t.Logf("seed %d", seed)
 	for _, k := range []int{2, 8} {
 		d := scans.Dims{B: 1, T: 200, N: 3, K: k, V: 1}
@@ -426,8 +428,8 @@ func TestGivensUnchunkedEmulated(t *testing.T) {
 		}
 		for _, dt := range scans.DTypes {
 			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-				c := bench.Case{Op: scans.OpGivensScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
-				if r := bench.CheckCase(e, ref, c, seed); !r.Pass {
+				c := conformance.Case{Op: scans.OpGivensScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
+				if r := conformance.CheckCase(e, ref, c, seed); !r.Pass {
 					t.Errorf("%s", r.Summary())
 				}
 			}
@@ -446,7 +448,7 @@ var pairsOcc = occupancy{threads: 384, blocks: 132 * 32, sms: 132}
 // on a real device) do not reach: b must plan with pairsOcc. It checks
 // that the plans take that kernel, with and without chunks, then the
 // benchmark's inputs against eager (a partial tile of channels, T across
-// the chunk boundaries) and bench.TestLogRange's (its chunks on both sides
+// the chunk boundaries) and conformancetest.TestLogRange's (its chunks on both sides
 // of the closed form's bounds).
 func checkLogPairs(t *testing.T, b scans.Backend) {
 	t.Helper()
@@ -460,18 +462,18 @@ func checkLogPairs(t *testing.T, b scans.Backend) {
 		}
 	}
 	ref := eager.New()
-	seed := bench.TestSeed()
+	seed := conformancetest.TestSeed()
 	t.Logf("seed %d", seed)
 	for _, T := range []int{1, 17, 40, 300} {
 		for _, dt := range []scans.DType{scans.F16, scans.BF16} {
 			d := scans.Dims{B: 3, T: T, N: 38, K: 1, V: 1}
-			c := bench.Case{Op: scans.OpParallelScanLog, Dir: scans.Forward, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
-			if r := bench.CheckCase(b, ref, c, seed); !r.Pass {
+			c := conformance.Case{Op: scans.OpParallelScanLog, Dir: scans.Forward, Dims: d, DType: dt, Regime: bench.Typical, Init: true}
+			if r := conformance.CheckCase(b, ref, c, seed); !r.Pass {
 				t.Errorf("%s", r.Summary())
 			}
 		}
 	}
-	bench.TestLogRange(t, b)
+	conformancetest.TestLogRange(t, b)
 }
 
 // checkLinearPairs runs the 16-bit linear_scan forward through its
@@ -489,7 +491,7 @@ func checkLinearPairs(t *testing.T, b scans.Backend) {
 		}
 	}
 	ref := eager.New()
-	seed := bench.TestSeed()
+	seed := conformancetest.TestSeed()
 	t.Logf("seed %d", seed)
 	// One, two and four chunks; N = 4 keeps one lane a batch row (so two
 	// channels a thread cost no threads even at one chunk), N = 38 a
@@ -501,8 +503,8 @@ func checkLinearPairs(t *testing.T, b scans.Backend) {
 				if p := planFor(scans.OpLinearScan, scans.Forward, d, dt, init, pairsOcc); !p.pairs {
 					t.Fatalf("%v %v: the one-channel kernel; want the two-channel one", d, dt)
 				}
-				c := bench.Case{Op: scans.OpLinearScan, Dir: scans.Forward, Dims: d, DType: dt, Regime: bench.Typical, Init: init}
-				if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
+				c := conformance.Case{Op: scans.OpLinearScan, Dir: scans.Forward, Dims: d, DType: dt, Regime: bench.Typical, Init: init}
+				if res := conformance.CheckCase(b, ref, c, seed); !res.Pass {
 					t.Errorf("%s", res.Summary())
 				}
 			}

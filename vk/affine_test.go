@@ -9,6 +9,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
 )
 
@@ -67,10 +68,10 @@ func TestAffineColumnPaths(t *testing.T) {
 			for _, ring := range rings {
 				b.cfg.colRing = ring + 1
 				for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-					c := bench.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: 5, K: r.k, V: r.v},
+					c := conformance.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: 5, K: r.k, V: r.v},
 						DType: r.dt, Regime: bench.Typical, Init: r.init}
 					t.Run(fmt.Sprintf("chunks=%d/cols=%d/ring=%d/%s", r.chunks, cols, ring, c.Name()), func(t *testing.T) {
-						if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
+						if res := conformance.CheckCase(b, ref, c, seed); !res.Pass {
 							t.Errorf("%s", res.Summary())
 						}
 					})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
 )
 
@@ -28,9 +29,9 @@ func seeded(t *testing.T) *rand.Rand {
 // smallCases are a few in-envelope rows of every operation, direction and
 // element type, with and without the initial state, at lengths that give
 // one chunk and several.
-func smallCases(Ts []int) []bench.Case {
-	var out []bench.Case
-	for _, c := range bench.ConformanceCases(false) {
+func smallCases(Ts []int) []conformance.Case {
+	var out []conformance.Case
+	for _, c := range conformance.Cases(false) {
 		if c.OutOfEnvelope || c.Regime != bench.Typical {
 			continue
 		}
@@ -62,7 +63,7 @@ func TestPoisonedOutputs(t *testing.T) {
 	}
 	pass := 0
 	for _, c := range cases {
-		r := bench.CheckCase(b, ref, c, seed)
+		r := conformance.CheckCase(b, ref, c, seed)
 		if !r.Pass {
 			t.Errorf("%s", r.Summary())
 			continue
@@ -327,7 +328,7 @@ func TestConcurrentCalls(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < len(cases); i += workers {
-				r := bench.CheckCase(b, ref, cases[i], seed+uint64(w))
+				r := conformance.CheckCase(b, ref, cases[i], seed+uint64(w))
 				if !r.Pass {
 					mu.Lock()
 					fails++

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
 )
 
@@ -136,14 +137,14 @@ func TestGivensPaths(t *testing.T) {
 				if n == 0 {
 					n = 5
 				}
-				c := bench.Case{Op: scans.OpGivensScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: n, K: r.k, V: 1},
+				c := conformance.Case{Op: scans.OpGivensScan, Dir: dir, Dims: scans.Dims{B: 3, T: r.T, N: n, K: r.k, V: 1},
 					DType: r.dt, Regime: bench.Typical, Init: r.init}
 				t.Run(fmt.Sprintf("%s/%s", p.name, c.Name()), func(t *testing.T) {
 					m := givensModule(t, b, dir, c.Dims, r.dt)
 					if p.skipNoSG && !subgroupGivens(m) {
 						t.Skipf("the device has no subgroup kernel for k=%d (%s)", r.k, m)
 					}
-					if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
+					if res := conformance.CheckCase(b, ref, c, seed); !res.Pass {
 						t.Errorf("%s: %s", m, res.Summary())
 					}
 				})

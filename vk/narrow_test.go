@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
+	"github.com/mingru/scans/conformance/conformancetest"
 	"github.com/mingru/scans/eager"
 	"github.com/mingru/scans/shaders"
 )
@@ -257,7 +258,7 @@ func TestNarrowProbeCanFail(t *testing.T) {
 // TestForcedNarrowing runs the f16 kernels with the packHalf2x16
 // narrowing on any device, lavapipe included (whose packHalf2x16 rounds to
 // nearest even: TestNarrowProbe): every f16 and bf16 pattern through
-// linear_scan (bench.TestHalfValues) and the f16 rows of the quick
+// linear_scan (conformancetest.TestHalfValues) and the f16 rows of the quick
 // conformance matrix (the Givens rows also without subgroup operations),
 // so that every f16 module runs, each pipeline specialized with that
 // narrowing.
@@ -274,18 +275,18 @@ func TestForcedNarrowing(t *testing.T) {
 		t.Fatalf("the knob did not force the packHalf2x16 narrowing: bits %#x, %q", dev.hwF16, notes)
 	}
 	t.Logf("%s: %s", dev.name, notes)
-	t.Run("halfvalues", func(t *testing.T) { bench.TestHalfValues(t, b) })
+	t.Run("halfvalues", func(t *testing.T) { conformancetest.TestHalfValues(t, b) })
 	ref := eager.New()
-	seed := bench.TestSeed()
+	seed := conformancetest.TestSeed()
 	t.Logf("seed %d", seed)
-	cases := bench.FilterCases(bench.ConformanceCases(true), nil, []scans.DType{scans.F16})
+	cases := conformance.FilterCases(conformance.Cases(true), nil, []scans.DType{scans.F16})
 	// The Givens rows again on the kernels without subgroup operations,
 	// which a device with shuffles does not otherwise run.
-	givens := bench.FilterCases(cases, []scans.Op{scans.OpGivensScan}, nil)
+	givens := conformance.FilterCases(cases, []scans.Op{scans.OpGivensScan}, nil)
 	pass, rows := 0, 0
 	for i, c := range append(cases, givens...) {
 		b.cfg.noSubgroup = i >= len(cases)
-		r := bench.CheckCase(b, ref, c, seed)
+		r := conformance.CheckCase(b, ref, c, seed)
 		rows++
 		if !r.Pass {
 			t.Errorf("%s (seed %d, subgroup kernels off: %v)", r.Summary(), r.Seed, b.cfg.noSubgroup)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
 )
 
@@ -39,7 +40,7 @@ func TestRowLayouts(t *testing.T) {
 		for _, dt := range p.dts {
 			for _, d := range []scans.Dims{{B: 3, T: 37, N: 5, K: 8, V: 8}, {B: 2, T: 21, N: 7, K: 4, V: 2}} {
 				for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-					c := bench.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: dir == scans.Forward}
+					c := conformance.Case{Op: scans.OpMatrixAffineScan, Dir: dir, Dims: d, DType: dt, Regime: bench.Typical, Init: dir == scans.Forward}
 					t.Run(fmt.Sprintf("wg%d/ring%d/%s", p.wg, p.ring, c.Name()), func(t *testing.T) {
 						cl := &call{b: b, dev: dev, op: c.Op, dims: d, dt: dt}
 						if !cl.rowLayout() {
@@ -48,7 +49,7 @@ func TestRowLayouts(t *testing.T) {
 						if k := cl.rows(dir); k.spec[specWG] != uint32(p.wg/d.K*d.K) || k.spec[specRing] != uint32(p.ring) {
 							t.Fatalf("kernel specialized with workgroup %d, ring %d", k.spec[specWG], k.spec[specRing])
 						}
-						if res := bench.CheckCase(b, ref, c, seed); !res.Pass {
+						if res := conformance.CheckCase(b, ref, c, seed); !res.Pass {
 							t.Errorf("%s", res.Summary())
 						}
 					})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
 )
 
@@ -24,7 +25,7 @@ func TestSlicedBatch(t *testing.T) {
 	defer func() { b.dev.maxRange = full }()
 	rows := 0
 	for _, dt := range scans.DTypes {
-		for _, c := range []bench.Case{
+		for _, c := range []conformance.Case{
 			{Op: scans.OpLinearScan, Dims: scans.Dims{B: 7, T: 65, N: 5, K: 1, V: 1}, Init: true},
 			{Op: scans.OpParallelScanLog, Dims: scans.Dims{B: 7, T: 65, N: 3, K: 1, V: 1}},
 			{Op: scans.OpMatrixScan, Dims: scans.Dims{B: 7, T: 9, N: 3, K: 2, V: 1}, Init: true},
@@ -52,7 +53,7 @@ func TestSlicedBatch(t *testing.T) {
 				// The forward output feeding the backward is computed by
 				// eager inside CheckCase, so only this op runs sliced.
 				b.dev.maxRange = limit
-				r := bench.CheckCase(b, ref, c, seed)
+				r := conformance.CheckCase(b, ref, c, seed)
 				rows++
 				if !r.Pass {
 					t.Errorf("sliced (maxStorageBufferRange %d): %s", limit, r.Summary())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
 )
 
@@ -35,8 +36,8 @@ func TestSoftwareDeviceSequenceLimit(t *testing.T) {
 	if _, err := b.LinearScan(a, x, nil); !errors.As(err, &fb) {
 		t.Fatalf("LinearScan(T=%d) = %v, want ScanFallback", long.T, err)
 	}
-	c := bench.Case{Init: true, Op: scans.OpLinearScan, Dir: scans.Forward, Dims: scans.Dims{B: 1, T: softwareMaxT, N: 3, K: 1, V: 1}, DType: scans.F32, Regime: bench.Typical}
-	if r := bench.CheckCase(b, eager.New(), c, rng.Uint64()); !r.Pass {
+	c := conformance.Case{Init: true, Op: scans.OpLinearScan, Dir: scans.Forward, Dims: scans.Dims{B: 1, T: softwareMaxT, N: 3, K: 1, V: 1}, DType: scans.F32, Regime: bench.Typical}
+	if r := conformance.CheckCase(b, eager.New(), c, rng.Uint64()); !r.Pass {
 		t.Errorf("T=%d on %s: %s", softwareMaxT, st.Device, r.Summary())
 	}
 }

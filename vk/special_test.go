@@ -9,19 +9,19 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance/conformancetest"
 	"github.com/mingru/scans/internal/angles"
 )
 
 // TestSpecialValues: NaN, +Inf and -Inf in any input propagate as in
-// eager, and touch no other batch entry (bench.TestSpecialValues).
+// eager, and touch no other batch entry (conformancetest.TestSpecialValues).
 func TestSpecialValues(t *testing.T) {
-	bench.TestSpecialValues(t, testBackend(t))
+	conformancetest.TestSpecialValues(t, testBackend(t))
 }
 
 // TestGivensAngles: givens_scan with angles up to 3000 in magnitude, and
 // with a few of any magnitude up to 1e38 among angles within pi, agrees
-// with eager (bench.TestGivensAngles), through the subgroup kernels
+// with eager (conformancetest.TestGivensAngles), through the subgroup kernels
 // (chunked and unchunked) and the kernels without subgroup operations,
 // on the pipelines that Upload's note of the angles' range chooses (Cody
 // and Waite's reduction, or with Payne and Hanek's for the sets with huge
@@ -30,14 +30,14 @@ func TestSpecialValues(t *testing.T) {
 func TestGivensAngles(t *testing.T) {
 	b := testBackend(t)
 	t.Run("tensors", func(t *testing.T) { testAngleRanges(t, b) })
-	t.Run("subgroup", func(t *testing.T) { bench.TestGivensAngles(t, b, true) })
+	t.Run("subgroup", func(t *testing.T) { conformancetest.TestGivensAngles(t, b, true) })
 	b.cfg.noSubgroup = true
 	defer func() { b.cfg.noSubgroup = false }()
-	t.Run("no-subgroup", func(t *testing.T) { bench.TestGivensAngles(t, b, false) })
+	t.Run("no-subgroup", func(t *testing.T) { conformancetest.TestGivensAngles(t, b, false) })
 }
 
 // TestHalfValues: every f16 and bf16 bit pattern widens and narrows
-// exactly (bench.TestHalfValues), on the device's own f16 conversions
+// exactly (conformancetest.TestHalfValues), on the device's own f16 conversions
 // where its probes found them exact, and on the software path.
 func TestHalfValues(t *testing.T) {
 	b := testBackend(t)
@@ -46,10 +46,10 @@ func TestHalfValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s: %s", dev.name, b.Status().Notes)
-	t.Run("device", func(t *testing.T) { bench.TestHalfValues(t, b) })
+	t.Run("device", func(t *testing.T) { conformancetest.TestHalfValues(t, b) })
 	soft := New()
 	soft.cfg.softF16 = true
-	t.Run("software", func(t *testing.T) { bench.TestHalfValues(t, soft) })
+	t.Run("software", func(t *testing.T) { conformancetest.TestHalfValues(t, soft) })
 	// The status says which path each backend's kernels take.
 	notes := b.Status().Notes
 	widen, narrow, ok := strings.Cut(notes, "; ")
@@ -74,9 +74,9 @@ func TestHalfValues(t *testing.T) {
 
 // TestLogRange: parallel_scan_log far outside the benchmark's inputs
 // (strong decays, states far below their inputs, overflow) agrees with
-// eager (bench.TestLogRange).
+// eager (conformancetest.TestLogRange).
 func TestLogRange(t *testing.T) {
-	bench.TestLogRange(t, testBackend(t))
+	conformancetest.TestLogRange(t, testBackend(t))
 }
 
 // testAngleRanges: Upload notes the range of a theta's angles (within

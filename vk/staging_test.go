@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
 )
 
@@ -52,7 +52,7 @@ func TestStagedTransfers(t *testing.T) {
 		if c.Op != scans.OpLinearScan && c.Op != scans.OpGivensScan {
 			continue
 		}
-		if r := bench.CheckCase(b, ref, c, rng.Uint64()); !r.Pass {
+		if r := conformance.CheckCase(b, ref, c, rng.Uint64()); !r.Pass {
 			t.Errorf("staged: %s", r.Summary())
 		}
 	}

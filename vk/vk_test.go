@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance/conformancetest"
 )
 
 // The tests run with the Khronos validation layer (MINGRU_VK_VALIDATION=1
@@ -58,7 +58,7 @@ func TestConformance(t *testing.T) {
 	if os.Getenv("MINGRU_VK_VALIDATION") == "1" {
 		t.Logf("validation layer enabled")
 	}
-	bench.TestBackend(t, b, testing.Short())
+	conformancetest.TestBackend(t, b, testing.Short())
 }
 
 func shapeStr(s []int) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 )
 
 // selected is a backend chosen to run, with its status.
@@ -127,7 +128,7 @@ func execute(c config, stdout, stderr io.Writer) (int, error) {
 // runCheck runs the parity matrix and writes scan_parity.{json,md}. It
 // returns the number of failing rows.
 func runCheck(c config, m bench.Machine, sel []selected, stdout, stderr io.Writer) (int, error) {
-	cases := bench.FilterCases(bench.ConformanceCases(c.quick), c.ops, c.dtypes)
+	cases := conformance.FilterCases(conformance.Cases(c.quick), c.ops, c.dtypes)
 	if len(cases) == 0 {
 		return 0, errors.New("--check: no case matches --ops and --dtypes")
 	}
@@ -136,10 +137,10 @@ func runCheck(c config, m bench.Machine, sel []selected, stdout, stderr io.Write
 		seed = uint64(time.Now().UnixNano())
 	}
 	fmt.Fprintf(stderr, "scanbench: check: %d cases per backend, seed %d\n", len(cases), seed)
-	var rows []bench.Row
+	var rows []conformance.Row
 	for _, s := range sel {
-		ref := bench.ReferenceFor(s.b)
-		rows = append(rows, bench.ParitySeed(s.b, ref, cases, seed, stderr)...)
+		ref := conformance.ReferenceFor(s.b)
+		rows = append(rows, conformance.ParitySeed(s.b, ref, cases, seed, stderr)...)
 	}
 	rep := parityReport{Machine: m, Quick: c.quick, Seed: seed, Summary: summarize(rows), Rows: rows}
 	if err := writeJSON(c.out, "scan_parity.json", rep); err != nil {
@@ -269,7 +270,7 @@ func measureOne(b scans.Backend, sh bench.Shape, op scans.Op, d scans.Dims, dt s
 		return bench.Measurement{Backend: b.Name(), Shape: sh.Name, Op: op, Mode: mode, DType: dt.String(), Dims: d,
 			Bytes: bytes, Launches: bench.Launches(mode), Skipped: why}
 	}
-	if bench.IsHost(b) && sh.Name == "large" {
+	if conformance.IsHost(b) && sh.Name == "large" {
 		return skip(eagerSkip)
 	}
 	if err := b.Supports(op, d, dt); err != nil {

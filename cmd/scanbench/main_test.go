@@ -15,7 +15,9 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
+	"github.com/mingru/scans/reference"
 )
 
 // fakeGPU is eager dressed as an instrumented GPU backend: it declines
@@ -43,7 +45,7 @@ func (f *fakeGPU) Status() scans.Status {
 }
 
 func (f *fakeGPU) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
-	if !bench.InEnvelope(op, d) {
+	if !conformance.InEnvelope(op, d) {
 		return &scans.ScanFallback{Backend: "fakegpu", Op: op, Reason: d.String()}
 	}
 	if n, _ := bench.Traffic(op, d, dt, bench.ModeBackward); n > fakeMemory {
@@ -85,28 +87,28 @@ func (f *fakeGPU) Download(t scans.Tensor) (*scans.Host, error) {
 }
 
 func (f *fakeGPU) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
-	if d, err := scans.CheckMatrixAffineScan(A, X, H0); err == nil && !bench.InEnvelope(scans.OpMatrixAffineScan, d) {
+	if d, err := scans.CheckMatrixAffineScan(A, X, H0); err == nil && !conformance.InEnvelope(scans.OpMatrixAffineScan, d) {
 		return nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpMatrixAffineScan, Reason: d.String()}
 	}
 	return f.Backend.MatrixAffineScan(A, X, H0)
 }
 
 func (f *fakeGPU) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	if d, err := scans.CheckMatrixAffineScan(A, X, H0); err == nil && !bench.InEnvelope(scans.OpMatrixAffineScan, d) {
+	if d, err := scans.CheckMatrixAffineScan(A, X, H0); err == nil && !conformance.InEnvelope(scans.OpMatrixAffineScan, d) {
 		return nil, nil, nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpMatrixAffineScan, Reason: d.String()}
 	}
 	return f.Backend.MatrixAffineScanBackward(A, X, H0, H, dH)
 }
 
 func (f *fakeGPU) GivensScan(theta, sigma, x, h0 scans.Tensor) (scans.Tensor, error) {
-	if d, err := scans.CheckGivensScan(theta, sigma, x, h0); err == nil && !bench.InEnvelope(scans.OpGivensScan, d) {
+	if d, err := scans.CheckGivensScan(theta, sigma, x, h0); err == nil && !conformance.InEnvelope(scans.OpGivensScan, d) {
 		return nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpGivensScan, Reason: d.String()}
 	}
 	return f.Backend.GivensScan(theta, sigma, x, h0)
 }
 
 func (f *fakeGPU) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	if d, err := scans.CheckGivensScan(theta, sigma, x, h0); err == nil && !bench.InEnvelope(scans.OpGivensScan, d) {
+	if d, err := scans.CheckGivensScan(theta, sigma, x, h0); err == nil && !conformance.InEnvelope(scans.OpGivensScan, d) {
 		return nil, nil, nil, nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpGivensScan, Reason: d.String()}
 	}
 	return f.Backend.GivensScanBackward(theta, sigma, x, h0, h, dh)
@@ -208,7 +210,7 @@ func TestCheckEndToEnd(t *testing.T) {
 		t.Error("no fallback row for the GPU-like backend")
 	}
 	for _, s := range rep.Summary {
-		want := map[string]string{"eager": bench.ReferenceName, "fakegpu": "eager"}[s.Backend]
+		want := map[string]string{"eager": reference.Name, "fakegpu": "eager"}[s.Backend]
 		if s.Reference != want {
 			t.Errorf("%s checked against %s, want %s", s.Backend, s.Reference, want)
 		}

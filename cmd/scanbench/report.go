@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mingru/scans/conformance"
+
 	"github.com/mingru/scans/bench"
 )
 
@@ -73,14 +75,14 @@ type paritySummary struct {
 }
 
 type parityReport struct {
-	Machine bench.Machine   `json:"machine"`
-	Quick   bool            `json:"quick"`
-	Seed    uint64          `json:"seed"`
-	Summary []paritySummary `json:"summary"`
-	Rows    []bench.Row     `json:"rows"`
+	Machine bench.Machine     `json:"machine"`
+	Quick   bool              `json:"quick"`
+	Seed    uint64            `json:"seed"`
+	Summary []paritySummary   `json:"summary"`
+	Rows    []conformance.Row `json:"rows"`
 }
 
-func summarize(rows []bench.Row) []paritySummary {
+func summarize(rows []conformance.Row) []paritySummary {
 	var out []paritySummary
 	idx := map[string]int{}
 	for _, r := range rows {
@@ -118,7 +120,7 @@ func (r parityReport) markdown() string {
 	for _, s := range r.Summary {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |\n", s.Backend, s.Reference, s.Rows, s.Passed, s.Failed)
 	}
-	var failing []bench.Row
+	var failing []conformance.Row
 	for _, row := range r.Rows {
 		if !row.Pass {
 			failing = append(failing, row)
@@ -133,7 +135,7 @@ func (r parityReport) markdown() string {
 	return b.String()
 }
 
-func rowTable(b *strings.Builder, rows []bench.Row) {
+func rowTable(b *strings.Builder, rows []conformance.Row) {
 	b.WriteString("| backend | case | dims | reference | max abs err | max rel err | worst | err/gate | atol | rtol | fallback exp/got | pass | error |\n")
 	b.WriteString("|---|---|---|---|---:|---:|---|---:|---:|---:|---|---|---|\n")
 	for _, r := range rows {

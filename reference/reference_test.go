@@ -1,4 +1,4 @@
-package bench
+package reference
 
 import (
 	"math"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
 	"github.com/mingru/scans/eager"
 )
 
@@ -30,7 +31,7 @@ type refCase struct {
 
 func drawRef(t *testing.T, rng *rand.Rand, op scans.Op, d scans.Dims, init bool) refCase {
 	t.Helper()
-	in, err := InputsInit(op, d, scans.F32, Typical, init, rng)
+	in, err := bench.InputsInit(op, d, scans.F32, bench.Typical, init, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestReferenceMatchesEagerFloat64(t *testing.T) {
 				}
 				if i, ok := relClose(g, eg[j], 1e-12); !ok {
 					t.Errorf("%s %v init=%v: %s differs at %d: reference %g, eager %g",
-						s.op, s.d, init, GradNames(s.op)[j], i, g[i], eg[j][i])
+						s.op, s.d, init, bench.GradNames(s.op)[j], i, g[i], eg[j][i])
 				}
 			}
 		}
@@ -188,7 +189,7 @@ func TestReferenceGradients(t *testing.T) {
 				fd := (lp - lm) / (2 * eps)
 				if math.Abs(fd-grads[j][i]) > 1e-6*(1+math.Abs(fd)) {
 					t.Errorf("%s %v: %s[%d]: backward %g, finite difference %g",
-						s.op, s.d, GradNames(s.op)[j], i, grads[j][i], fd)
+						s.op, s.d, bench.GradNames(s.op)[j], i, grads[j][i], fd)
 				}
 			}
 		}
@@ -207,7 +208,7 @@ func TestReferenceGivensIsAffine(t *testing.T) {
 		A := make([]float64, d.B*d.T*d.N*k*k)
 		m := make([]float64, k*k)
 		for blk := 0; blk < d.B*d.T*d.N; blk++ {
-			GivensRotation(k, theta[blk*(k-1):(blk+1)*(k-1)], m)
+			bench.GivensRotation(k, theta[blk*(k-1):(blk+1)*(k-1)], m)
 			for i := 0; i < k; i++ {
 				for j := 0; j < k; j++ {
 					A[blk*k*k+i*k+j] = sigma[blk*k+i] * m[i*k+j]
@@ -265,10 +266,10 @@ func TestInputsIndependentOfCores(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	d := scans.Dims{B: 4, T: 300, N: 9, K: 8, V: 4} // several chunks
-	draw := func(procs int) *InputSet {
+	draw := func(procs int) *bench.InputSet {
 		old := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(old)
-		in, err := InputsInit(scans.OpMatrixAffineScan, d, scans.F32, Typical, true, rand.New(rand.NewPCG(seed, 1)))
+		in, err := bench.InputsInit(scans.OpMatrixAffineScan, d, scans.F32, bench.Typical, true, rand.New(rand.NewPCG(seed, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +278,7 @@ func TestInputsIndependentOfCores(t *testing.T) {
 	a, b := draw(1), draw(4)
 	for i := range a.Args {
 		if !slices.Equal(a.Args[i].Float32s(), b.Args[i].Float32s()) {
-			t.Errorf("%s differs between 1 and 4 cores", ArgNames(scans.OpMatrixAffineScan)[i])
+			t.Errorf("%s differs between 1 and 4 cores", bench.ArgNames(scans.OpMatrixAffineScan)[i])
 		}
 	}
 	if !slices.Equal(a.Grad.Float32s(), b.Grad.Float32s()) {

@@ -1,10 +1,11 @@
-package bench
+package conformance
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
 )
 
 // Case is one conformance check: an operation in one direction at one
@@ -14,7 +15,7 @@ type Case struct {
 	Dir    scans.Direction
 	Dims   scans.Dims
 	DType  scans.DType
-	Regime Regime
+	Regime bench.Regime
 	// Init is whether the optional initial state (h0, H0) is given; it is
 	// ignored for parallel_scan_log, which has none.
 	Init bool
@@ -32,13 +33,13 @@ type Case struct {
 // for a shape outside the envelope.
 func (c Case) Name() string {
 	s := fmt.Sprintf("%s/%s/%v/k%d,v%d/T%d", c.Op, c.Dir, c.DType, c.Dims.K, c.Dims.V, c.Dims.T)
-	if HasInit(c.Op) && !c.Init {
+	if bench.HasInit(c.Op) && !c.Init {
 		s += "/noinit"
 	}
 	if c.Dims.N == confDEven && (c.Op == scans.OpLinearScan || c.Op == scans.OpParallelScanLog) {
 		s += "/even"
 	}
-	if c.Regime == LongMemory {
+	if c.Regime == bench.LongMemory {
 		s += "/long"
 	}
 	if c.OutOfEnvelope {
@@ -72,7 +73,7 @@ const (
 	confLongB = 2
 )
 
-// ConformanceCases lists the conformance matrix. Every operation, in both
+// Cases lists the conformance matrix. Every operation, in both
 // directions, at every element type, at every block size of the envelope
 // (k, v in {1,2,4,8,16}^2 for matrix_affine_scan, k in {2,4,8,16} for
 // givens_scan), at T in {1, 2, 3, 63, 64, 65, 1000}; the initial state
@@ -83,7 +84,7 @@ const (
 // quick keeps every operation, direction and element type but trims T to
 // {1, 65, 1000}, the (k, v) pairs to five and the Givens blocks to three,
 // and the long-memory rows to T = 1000.
-func ConformanceCases(quick bool) []Case {
+func Cases(quick bool) []Case {
 	Ts := []int{1, 2, 3, 63, 64, 65, 1000}
 	kvs := [][2]int{}
 	for _, k := range scans.Envelope {
@@ -100,7 +101,7 @@ func ConformanceCases(quick bool) []Case {
 		longTs = []int{1000}
 	}
 	var cases []Case
-	add := func(op scans.Op, K, V int, dt scans.DType, r Regime, Ts []int, B int, oob bool) {
+	add := func(op scans.Op, K, V int, dt scans.DType, r bench.Regime, Ts []int, B int, oob bool) {
 		for ti, T := range Ts {
 			d := scans.Dims{B: B, T: T, N: confN, K: K, V: V}
 			if K*K*V >= 512 {
@@ -109,7 +110,7 @@ func ConformanceCases(quick bool) []Case {
 			Ns := []int{d.N}
 			if op == scans.OpLinearScan || op == scans.OpParallelScanLog {
 				Ns = []int{confD}
-				if r == Typical {
+				if r == bench.Typical {
 					Ns = append(Ns, confDEven)
 				}
 			}
@@ -126,35 +127,35 @@ func ConformanceCases(quick bool) []Case {
 		}
 	}
 	for _, dt := range scans.DTypes {
-		add(scans.OpLinearScan, 1, 1, dt, Typical, Ts, confB, false)
-		add(scans.OpMatrixScan, 2, 1, dt, Typical, Ts, confB, false)
+		add(scans.OpLinearScan, 1, 1, dt, bench.Typical, Ts, confB, false)
+		add(scans.OpMatrixScan, 2, 1, dt, bench.Typical, Ts, confB, false)
 		for _, kv := range kvs {
-			add(scans.OpMatrixAffineScan, kv[0], kv[1], dt, Typical, Ts, confB, false)
+			add(scans.OpMatrixAffineScan, kv[0], kv[1], dt, bench.Typical, Ts, confB, false)
 		}
-		add(scans.OpParallelScanLog, 1, 1, dt, Typical, Ts, confB, false)
+		add(scans.OpParallelScanLog, 1, 1, dt, bench.Typical, Ts, confB, false)
 		for _, k := range givensK {
-			add(scans.OpGivensScan, k, 1, dt, Typical, Ts, confB, false)
+			add(scans.OpGivensScan, k, 1, dt, bench.Typical, Ts, confB, false)
 		}
 	}
 	// Outside the envelope: a GPU backend must decline, never compute.
 	oobT := []int{5}
 	for _, dt := range []scans.DType{scans.F32, scans.F16} {
 		for _, kv := range [][2]int{{3, 5}, {3, 1}, {1, 5}, {5, 2}, {32, 1}} {
-			add(scans.OpMatrixAffineScan, kv[0], kv[1], dt, Typical, oobT, confB, true)
+			add(scans.OpMatrixAffineScan, kv[0], kv[1], dt, bench.Typical, oobT, confB, true)
 		}
 		for _, k := range []int{6, 3, 32} {
-			add(scans.OpGivensScan, k, 1, dt, Typical, oobT, confB, true)
+			add(scans.OpGivensScan, k, 1, dt, bench.Typical, oobT, confB, true)
 		}
 	}
 	// Long memory, against the float64 reference.
-	add(scans.OpLinearScan, 1, 1, scans.F32, LongMemory, longTs, confLongB, false)
-	add(scans.OpMatrixScan, 2, 1, scans.F32, LongMemory, longTs, confLongB, false)
+	add(scans.OpLinearScan, 1, 1, scans.F32, bench.LongMemory, longTs, confLongB, false)
+	add(scans.OpMatrixScan, 2, 1, scans.F32, bench.LongMemory, longTs, confLongB, false)
 	for _, kv := range [][2]int{{4, 4}, {16, 16}} {
-		add(scans.OpMatrixAffineScan, kv[0], kv[1], scans.F32, LongMemory, longTs, confLongB, false)
+		add(scans.OpMatrixAffineScan, kv[0], kv[1], scans.F32, bench.LongMemory, longTs, confLongB, false)
 	}
-	add(scans.OpParallelScanLog, 1, 1, scans.F32, LongMemory, longTs, confLongB, false)
+	add(scans.OpParallelScanLog, 1, 1, scans.F32, bench.LongMemory, longTs, confLongB, false)
 	for _, k := range []int{2, 16} {
-		add(scans.OpGivensScan, k, 1, scans.F32, LongMemory, longTs, confLongB, false)
+		add(scans.OpGivensScan, k, 1, scans.F32, bench.LongMemory, longTs, confLongB, false)
 	}
 	return cases
 }

@@ -1,4 +1,8 @@
-package bench
+// Package conformancetest runs the conformance matrix and the special-value
+// checks of package conformance as subtests of a backend's tests
+// (TestBackend, TestSpecialValues, TestGivensAngles, TestHalfValues,
+// TestLogRange), with a seed a failure can be replayed from (SeedEnv).
+package conformancetest
 
 import (
 	"os"
@@ -8,27 +12,18 @@ import (
 	"time"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
 )
 
-// ReferenceFor returns the backend b is compared with: eager for a GPU
-// backend (the contract's reference, f32 accumulation on the same inputs),
-// and the float64 Reference for a host backend (eager itself).
-func ReferenceFor(b scans.Backend) scans.Backend {
-	if IsHost(b) {
-		return Reference()
-	}
-	return eager.New()
-}
-
-// TestBackend runs the conformance matrix (ConformanceCases(quick)) on b
+// TestBackend runs the conformance matrix (Cases(quick)) on b
 // as subtests, one per case, named by Case.Name, and logs
 // "conformance: <device> rows=<n> run=<r> passed=<m>" at the end. It skips, with
 // the backend's reason, when b is not available. A backend's test is
 // three lines:
 //
 //	func TestConformance(t *testing.T) {
-//		bench.TestBackend(t, vk.New(), testing.Short())
+//		TestBackend(t, vk.New(), testing.Short())
 //	}
 //
 // Each run draws fresh inputs from a time-based seed that it logs; a failing
@@ -40,17 +35,17 @@ func TestBackend(t *testing.T, b scans.Backend, quick bool) {
 	if !st.Available {
 		t.Skipf("conformance: %s not available: %s", b.Name(), st.Reason)
 	}
-	ref := ReferenceFor(b)
+	ref := conformance.ReferenceFor(b)
 	seed := TestSeed()
 	t.Logf("conformance: %s vs %s, seed %d", st, ref.Name(), seed)
-	cases := ConformanceCases(quick)
+	cases := conformance.Cases(quick)
 	// A row that -run leaves out is not called; it counts as not run.
 	run, passed := 0, 0
 	for _, c := range cases {
 		called := false
 		ok := t.Run(c.Name(), func(t *testing.T) {
 			called = true
-			r := CheckCase(b, ref, c, seed)
+			r := conformance.CheckCase(b, ref, c, seed)
 			if !r.Pass {
 				t.Errorf("%s (seed %d)", r.Summary(), r.Seed)
 			}

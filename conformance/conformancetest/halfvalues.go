@@ -1,4 +1,4 @@
-package bench
+package conformancetest
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
 )
 
 // TestHalfValues runs linear_scan on every bit pattern of f16 and of bf16:
@@ -30,7 +31,7 @@ func TestHalfValues(t *testing.T, b scans.Backend) {
 	d := scans.Dims{B: 64, T: 1, N: n / 64, K: 1, V: 1}
 	for _, dt := range []scans.DType{scans.F16, scans.BF16} {
 		rng := rand.New(rand.NewPCG(seed, uint64(n+int(dt))))
-		in, err := InputsInit(scans.OpLinearScan, d, dt, Typical, false, rng)
+		in, err := bench.InputsInit(scans.OpLinearScan, d, dt, bench.Typical, false, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,18 +47,18 @@ func TestHalfValues(t *testing.T, b scans.Backend) {
 			return h
 		}
 		in.Args[1], in.Grad = every(), every()
-		fwd, err := Run(ref, scans.OpLinearScan, scans.Forward, in, nil)
+		fwd, err := bench.Run(ref, scans.OpLinearScan, scans.Forward, in, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
 			want := fwd
 			if dir == scans.Backward {
-				if want, err = Run(ref, scans.OpLinearScan, dir, in, fwd[0]); err != nil {
+				if want, err = bench.Run(ref, scans.OpLinearScan, dir, in, fwd[0]); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := Run(b, scans.OpLinearScan, dir, in, fwd[0])
+			got, err := bench.Run(b, scans.OpLinearScan, dir, in, fwd[0])
 			if err != nil {
 				t.Fatalf("%s %s: %v", dt, dir, err)
 			}

@@ -1,4 +1,4 @@
-package bench
+package conformancetest
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 )
 
 // TestGivensAngles runs givens_scan with angles far outside the
@@ -42,7 +44,7 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 					continue
 				}
 				rng := rand.New(rand.NewPCG(seed, uint64(int(dt)*100+di*10+ai)))
-				in, err := InputsInit(op, d, dt, Typical, true, rng)
+				in, err := bench.InputsInit(op, d, dt, bench.Typical, true, rng)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -50,7 +52,7 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 				for i := 0; i < theta.Len(); i++ {
 					theta.Set(i, float32(set.angle(rng)))
 				}
-				fwd, err := Run(ref, op, scans.Forward, in, nil)
+				fwd, err := bench.Run(ref, op, scans.Forward, in, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,15 +60,15 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 					want, h := fwd, (*scans.Host)(nil)
 					if dir == scans.Backward {
 						h = fwd[0]
-						if want, err = Run(ref, op, dir, in, h); err != nil {
+						if want, err = bench.Run(ref, op, dir, in, h); err != nil {
 							t.Fatal(err)
 						}
 					}
-					got, err := Run(b, op, dir, in, h)
+					got, err := bench.Run(b, op, dir, in, h)
 					if err != nil {
 						t.Fatalf("%s %s %v k=%d N=%d: %v", op, dir, dt, d.K, d.N, err)
 					}
-					atol, rtol := Gate(op, dir, dt)
+					atol, rtol := conformance.Gate(op, dir, dt)
 					matchIEEE(t, fmt.Sprintf("%s %s %v k=%d N=%d angles %s", op, dir, dt, d.K, d.N, set.name), want, got, atol, rtol)
 				}
 			}

@@ -1,4 +1,4 @@
-package bench
+package conformancetest
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 )
 
 // TestSpecialValues puts NaN, +Inf and -Inf into one element of one batch
@@ -53,13 +55,13 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 			d.K = 4
 		}
 		for _, sp := range specials {
-			for draw := 0; draw < 2*len(ArgNames(op)); draw++ {
+			for draw := 0; draw < 2*len(bench.ArgNames(op)); draw++ {
 				dir := scans.Forward
 				if draw%2 == 1 {
 					dir = scans.Backward
 				}
 				rng := rand.New(rand.NewPCG(seed, uint64(len(op)*1000+int(c.dt)*100+draw)))
-				in, err := InputsInit(op, d, c.dt, Typical, true, rng)
+				in, err := bench.InputsInit(op, d, c.dt, bench.Typical, true, rng)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -71,21 +73,21 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 				x.Set(per+rng.IntN(per), sp)
 				var h *scans.Host
 				if dir == scans.Backward {
-					out, err := Run(ref, op, scans.Forward, in, nil)
+					out, err := bench.Run(ref, op, scans.Forward, in, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					h = out[0]
 				}
-				want, err := Run(ref, op, dir, in, h)
+				want, err := bench.Run(ref, op, dir, in, h)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := Run(b, op, dir, in, h)
+				got, err := bench.Run(b, op, dir, in, h)
 				if err != nil {
 					t.Fatalf("%s %s %v %v: %v", op, dir, c.dt, sp, err)
 				}
-				atol, rtol := Gate(op, dir, c.dt)
+				atol, rtol := conformance.Gate(op, dir, c.dt)
 				nonFinite := matchIEEE(t, fmt.Sprintf("%s %s %v with %v", op, dir, c.dt, sp), want, got, atol, rtol)
 				if nonFinite == 0 && math.IsNaN(float64(sp)) && draw < 2 {
 					t.Errorf("%s %s %v with %v: no output is non-finite; the special value was not exercised", op, dir, c.dt, sp)

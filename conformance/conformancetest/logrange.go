@@ -1,4 +1,4 @@
-package bench
+package conformancetest
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 )
 
 // logRange is a way of drawing parallel_scan_log's inputs far outside the
@@ -80,7 +82,7 @@ func TestLogRange(t *testing.T, b scans.Backend) {
 			for _, dt := range scans.DTypes {
 				d := scans.Dims{B: 3, T: T, N: 4, K: 1, V: 1}
 				rng := rand.New(rand.NewPCG(seed, uint64(ri*10000+T*10+int(dt))))
-				in, err := InputsInit(op, d, dt, Typical, true, rng)
+				in, err := bench.InputsInit(op, d, dt, bench.Typical, true, rng)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -91,15 +93,15 @@ func TestLogRange(t *testing.T, b scans.Backend) {
 				for i := range lv.Len() {
 					lv.Set(i, float32(lr.lv(rng, i/d.N%(d.T+1))))
 				}
-				want, err := Run(ref, op, scans.Forward, in, nil)
+				want, err := bench.Run(ref, op, scans.Forward, in, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := Run(b, op, scans.Forward, in, nil)
+				got, err := bench.Run(b, op, scans.Forward, in, nil)
 				if err != nil {
 					t.Fatalf("%s %v %s: %v", op, dt, lr.name, err)
 				}
-				atol, rtol := Gate(op, scans.Forward, dt)
+				atol, rtol := conformance.Gate(op, scans.Forward, dt)
 				label := fmt.Sprintf("%s %v T=%d %s", op, dt, T, lr.name)
 				nonFinite := matchIEEE(t, label, want, got, atol, rtol)
 				if lr.overflow && nonFinite == 0 {

@@ -1,4 +1,8 @@
-package bench
+// Package reference is the float64 reference backend of the minGRU scans:
+// every operation computed the plainest way in float64, sharing no code
+// with package eager, so that the conformance matrix holds eager to an
+// independent definition.
+package reference
 
 import (
 	"errors"
@@ -8,7 +12,7 @@ import (
 	"github.com/mingru/scans"
 )
 
-// Reference returns the float64 reference backend: every operation written
+// New returns the float64 reference backend: every operation written
 // the plainest way (one sequential loop per lane, the Givens rotations
 // applied one pair at a time, the log-space scan as a running
 // log-add-exp), computed in float64 and rounded to the input's type only at
@@ -17,29 +21,29 @@ import (
 // use it for checks, not for work.
 //
 // Its tensors are host tensors (*scans.Host); Upload and Download copy.
-func Reference() scans.Backend { return reference{} }
+func New() scans.Backend { return backend{} }
 
-// ReferenceName is the name Reference's backend reports.
-const ReferenceName = "float64"
+// Name is the name New's backend reports.
+const Name = "float64"
 
-type reference struct{}
+type backend struct{}
 
-func (reference) Name() string { return ReferenceName }
+func (backend) Name() string { return Name }
 
-func (reference) Status() scans.Status {
-	return scans.Status{Backend: ReferenceName, Available: true, Device: "host (float64 reference)"}
+func (backend) Status() scans.Status {
+	return scans.Status{Backend: Name, Available: true, Device: "host (float64 reference)"}
 }
 
-func (reference) Supports(scans.Op, scans.Dims, scans.DType) error { return nil }
+func (backend) Supports(scans.Op, scans.Dims, scans.DType) error { return nil }
 
-func (reference) Upload(h *scans.Host) (scans.Tensor, error) {
+func (backend) Upload(h *scans.Host) (scans.Tensor, error) {
 	if h == nil {
 		return nil, errors.New("float64: Upload: nil tensor")
 	}
 	return h.Clone(), nil
 }
 
-func (reference) Download(t scans.Tensor) (*scans.Host, error) {
+func (backend) Download(t scans.Tensor) (*scans.Host, error) {
 	h, ok := t.(*scans.Host)
 	if !ok || h == nil {
 		return nil, fmt.Errorf("float64: Download: not a host tensor (%T)", t)
@@ -47,7 +51,7 @@ func (reference) Download(t scans.Tensor) (*scans.Host, error) {
 	return h.Clone(), nil
 }
 
-func (reference) Release(scans.Tensor) error { return nil }
+func (backend) Release(scans.Tensor) error { return nil }
 
 // f64 widens a host tensor (nil for an absent one).
 func f64(t scans.Tensor) ([]float64, error) {
@@ -81,7 +85,7 @@ func store(dt scans.DType, vals []float64, shape []int) (scans.Tensor, error) {
 	return scans.Convert(dt, f, shape...)
 }
 
-func (reference) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
+func (backend) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
 	d, err := scans.CheckLinearScan(a, b, h0)
 	if err != nil {
 		return nil, err
@@ -89,7 +93,7 @@ func (reference) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
 	return affineForward(a.DType(), d, a, b, h0, a.Shape())
 }
 
-func (reference) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
+func (backend) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
 	d, err := scans.CheckLinearScanBackward(a, b, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, err
@@ -97,7 +101,7 @@ func (reference) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor,
 	return affineBackward(d, a, b, h0, h, dh)
 }
 
-func (reference) MatrixScan(A, b, h0 scans.Tensor) (scans.Tensor, error) {
+func (backend) MatrixScan(A, b, h0 scans.Tensor) (scans.Tensor, error) {
 	d, err := scans.CheckMatrixScan(A, b, h0)
 	if err != nil {
 		return nil, err
@@ -105,7 +109,7 @@ func (reference) MatrixScan(A, b, h0 scans.Tensor) (scans.Tensor, error) {
 	return affineForward(A.DType(), d, A, b, h0, b.Shape())
 }
 
-func (reference) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
+func (backend) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
 	d, err := scans.CheckMatrixScanBackward(A, b, h0, h, dh)
 	if err != nil {
 		return nil, nil, nil, err
@@ -113,7 +117,7 @@ func (reference) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (scans.Tensor,
 	return affineBackward(d, A, b, h0, h, dh)
 }
 
-func (reference) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
+func (backend) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
 	d, err := scans.CheckMatrixAffineScan(A, X, H0)
 	if err != nil {
 		return nil, err
@@ -121,7 +125,7 @@ func (reference) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
 	return affineForward(A.DType(), d, A, X, H0, X.Shape())
 }
 
-func (reference) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
+func (backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
 	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
 	if err != nil {
 		return nil, nil, nil, err
@@ -254,7 +258,7 @@ func affineBwd(d scans.Dims, A, H0, H, dH []float64) (gA, gX, gH0 []float64) {
 // ParallelScanLog runs the scan in log space: with lh_{-1} = lv_0,
 // lh_t = logaddexp(lc_t + lh_{t-1}, lv_{t+1}) and h_t = exp(lh_t), which
 // neither overflows nor underflows where the linear form would.
-func (reference) ParallelScanLog(lct, lvt scans.Tensor) (scans.Tensor, error) {
+func (backend) ParallelScanLog(lct, lvt scans.Tensor) (scans.Tensor, error) {
 	d, err := scans.CheckParallelScanLog(lct, lvt)
 	if err != nil {
 		return nil, err
@@ -297,7 +301,7 @@ func logAddExp(x, y float64) float64 {
 // ParallelScanLogBackward: G_t = dh_t + exp(lc_{t+1}) G_{t+1};
 // dlv_{t+1} = G_t exp(lv_{t+1}); dlc_t = G_t exp(lc_t) h_{t-1} with
 // h_{-1} = exp(lv_0); dlv_0 = exp(lc_0) G_0 exp(lv_0).
-func (reference) ParallelScanLogBackward(lct, lvt, ht, dht scans.Tensor) (scans.Tensor, scans.Tensor, error) {
+func (backend) ParallelScanLogBackward(lct, lvt, ht, dht scans.Tensor) (scans.Tensor, scans.Tensor, error) {
 	d, err := scans.CheckParallelScanLogBackward(lct, lvt, ht, dht)
 	if err != nil {
 		return nil, nil, err
@@ -349,7 +353,7 @@ func logBwd(d scans.Dims, lc, lv, h, dh []float64) (glc, glv []float64) {
 
 // GivensScan: h_t = sigma_t * R(theta_t) h_{t-1} + x_t, the rotations
 // applied pair by pair.
-func (reference) GivensScan(thetat, sigmat, xt, h0t scans.Tensor) (scans.Tensor, error) {
+func (backend) GivensScan(thetat, sigmat, xt, h0t scans.Tensor) (scans.Tensor, error) {
 	d, err := scans.CheckGivensScan(thetat, sigmat, xt, h0t)
 	if err != nil {
 		return nil, err
@@ -374,7 +378,7 @@ func givensFwd(d scans.Dims, theta, sigma, x, h0 []float64) []float64 {
 			}
 			for t := 0; t < d.T; t++ {
 				blk := (b*d.T+t)*d.N + n
-				rotate(k, theta[blk*(k-1):(blk+1)*(k-1)], st, nil)
+				Rotate(k, theta[blk*(k-1):(blk+1)*(k-1)], st, nil)
 				for i := 0; i < k; i++ {
 					st[i] = sigma[blk*k+i]*st[i] + x[blk*k+i]
 				}
@@ -391,7 +395,7 @@ func givensFwd(d scans.Dims, theta, sigma, x, h0 []float64) []float64 {
 // and u = L2 y, dsigma_t = G_t * u, and each rotation of a pair (i,j)
 // whose outputs are (p_i, p_j) and whose output gradient is (g_i, g_j)
 // contributes dtheta = g_j p_i - g_i p_j.
-func (reference) GivensScanBackward(thetat, sigmat, xt, h0t, ht, dht scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
+func (backend) GivensScanBackward(thetat, sigmat, xt, h0t, ht, dht scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
 	d, err := scans.CheckGivensScanBackward(thetat, sigmat, xt, h0t, ht, dht)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -452,7 +456,7 @@ func givensBwd(d scans.Dims, theta, sigma, h0, h, dh []float64) (gTheta, gSigma,
 				}
 				th := theta[blk*(k-1) : (blk+1)*(k-1)]
 				gth := gTheta[blk*(k-1) : (blk+1)*(k-1)]
-				rotate(k, th, u, y) // y = L1 h_{t-1}, u = L2 y
+				Rotate(k, th, u, y) // y = L1 h_{t-1}, u = L2 y
 				for i := 0; i < k; i++ {
 					gSigma[blk*k+i] = G[i] * u[i]
 					g[i] = sigma[blk*k+i] * G[i]
@@ -483,4 +487,26 @@ func unrot(th float64, g []float64, i, j int) {
 	gi, gj := g[i], g[j]
 	g[i] = c*gi + s*gj
 	g[j] = -s*gi + c*gj
+}
+
+// Rotate applies R(angles) to x in place. When mid is not nil (len k) it
+// receives x after the first layer of rotations.
+func Rotate(k int, angles []float64, x, mid []float64) {
+	first, second := scans.GivensAngles(k)
+	for p := 0; p < first; p++ {
+		rot(angles[p], x, 2*p, 2*p+1)
+	}
+	if mid != nil {
+		copy(mid, x)
+	}
+	for q := 0; q < second; q++ {
+		rot(angles[first+q], x, 2*q+1, 2*q+2)
+	}
+}
+
+func rot(th float64, x []float64, i, j int) {
+	s, c := math.Sincos(th)
+	xi, xj := x[i], x[j]
+	x[i] = c*xi - s*xj
+	x[j] = s*xi + c*xj
 }

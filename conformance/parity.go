@@ -1,4 +1,4 @@
-package bench
+package conformance
 
 import (
 	"encoding/json"
@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/eager"
+	"github.com/mingru/scans/reference"
 )
 
 // Row is the result of one conformance check.
@@ -25,7 +28,7 @@ type Row struct {
 	DType     string          `json:"dtype"`
 	Dims      scans.Dims      `json:"dims"`
 	T         int             `json:"T"`
-	Regime    Regime          `json:"regime"`
+	Regime    bench.Regime    `json:"regime"`
 	Init      bool            `json:"init"` // the initial state was given
 	// MaxAbsErr and MaxRelErr are the largest |got - want| and
 	// |got - want| / |want| over every output element (relative errors
@@ -64,7 +67,7 @@ func ParitySeed(b, ref scans.Backend, cases []Case, seed uint64, progress io.Wri
 	rows := make([]Row, 0, len(cases))
 	start, last := time.Now(), time.Now()
 	failed := 0
-	refName := ReferenceName
+	refName := reference.Name
 	if ref != nil {
 		refName = ref.Name()
 	}
@@ -114,7 +117,7 @@ func (r Row) Summary() string {
 // (eager and Reference): such a backend is never expected to fall back.
 func IsHost(b scans.Backend) bool {
 	n := b.Name()
-	return n == "eager" || n == ReferenceName
+	return n == "eager" || n == reference.Name
 }
 
 // CheckCase runs one case on b and on its reference (see Parity) with
@@ -125,11 +128,11 @@ func CheckCase(b, ref scans.Backend, c Case, seed uint64) (row Row) {
 	row = Row{
 		Backend: b.Name(), Case: c.Name(), Op: c.Op, Direction: c.Dir,
 		DType: c.DType.String(), Dims: c.Dims, T: c.Dims.T, Regime: c.Regime,
-		Init: c.Init && HasInit(c.Op), Seed: seed,
+		Init: c.Init && bench.HasInit(c.Op), Seed: seed,
 		FallbackExpected: c.OutOfEnvelope && !IsHost(b),
 	}
-	if ref == nil || c.Regime == LongMemory {
-		ref = Reference()
+	if ref == nil || c.Regime == bench.LongMemory {
+		ref = reference.New()
 	}
 	row.Reference = ref.Name()
 	defer func() {
@@ -150,7 +153,7 @@ func CheckCase(b, ref scans.Backend, c Case, seed uint64) (row Row) {
 	}
 
 	rng := rand.New(rand.NewPCG(seed, nameHash(row.Case)))
-	in, err := InputsInit(c.Op, c.Dims, c.DType, c.Regime, c.Init, rng)
+	in, err := bench.InputsInit(c.Op, c.Dims, c.DType, c.Regime, c.Init, rng)
 	if err != nil {
 		return fail("inputs: %v", err)
 	}
@@ -159,20 +162,20 @@ func CheckCase(b, ref scans.Backend, c Case, seed uint64) (row Row) {
 	// reference's, shared by both sides so that only the backward differs.
 	var h *scans.Host
 	if c.Dir == scans.Backward {
-		out, err := Run(ref, c.Op, scans.Forward, in, nil)
+		out, err := bench.Run(ref, c.Op, scans.Forward, in, nil)
 		if err != nil {
 			return fail("reference %s forward: %v", ref.Name(), err)
 		}
 		h = out[0]
 	}
-	want, err := Run(ref, c.Op, c.Dir, in, h)
+	want, err := bench.Run(ref, c.Op, c.Dir, in, h)
 	if err != nil {
 		return fail("reference %s: %v", ref.Name(), err)
 	}
 
 	var fb *scans.ScanFallback
 	supErr := b.Supports(c.Op, in.Dims, c.DType)
-	got, runErr := Run(b, c.Op, c.Dir, in, h)
+	got, runErr := bench.Run(b, c.Op, c.Dir, in, h)
 	row.FallbackGot = errors.As(runErr, &fb)
 	if row.FallbackExpected {
 		switch {
@@ -193,9 +196,9 @@ func CheckCase(b, ref scans.Backend, c Case, seed uint64) (row Row) {
 		return fail("%v", runErr)
 	}
 
-	names := []string{OutputName(c.Op)}
+	names := []string{bench.OutputName(c.Op)}
 	if c.Dir == scans.Backward {
-		names = GradNames(c.Op)
+		names = bench.GradNames(c.Op)
 	}
 	row.Pass = row.Err == ""
 	row.Ratio = -1
@@ -213,7 +216,7 @@ func CheckCase(b, ref scans.Backend, c Case, seed uint64) (row Row) {
 		}
 		wv, gv := w.Float64s(), g.Float64s()
 		atol, rtol := Gate(c.Op, c.Dir, c.DType)
-		if c.Regime == LongMemory {
+		if c.Regime == bench.LongMemory {
 			atol, rtol = LongMemoryAtol(c.Dims.T, wv), 0
 		}
 		d := Compare(gv, wv, atol, rtol)
@@ -247,54 +250,6 @@ func nameHash(s string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s))
 	return h.Sum64()
-}
-
-// Run uploads the inputs to b, runs op in direction dir (backward uses
-// the forward output h and in.Grad) and downloads the results: the output
-// for Forward, the gradients in GradNames order (nil for an absent initial
-// state) for Backward. It releases every tensor it or the backend
-// allocated, and reports a release failure as an error.
-func Run(b scans.Backend, op scans.Op, dir scans.Direction, in *InputSet, h *scans.Host) (out []*scans.Host, err error) {
-	hosts := slices.Clone(in.Args)
-	if dir == scans.Backward {
-		if h == nil {
-			return nil, errors.New("backward needs the forward output")
-		}
-		hosts = append(hosts, h, in.Grad)
-	}
-	dev, err := upload(b, hosts...)
-	if err != nil {
-		return nil, err
-	}
-	var results []scans.Tensor
-	defer func() {
-		if rerr := release(b, append(dev, results...)...); rerr != nil && err == nil {
-			out, err = nil, fmt.Errorf("release: %w", rerr)
-		}
-	}()
-	n := len(in.Args)
-	if dir == scans.Forward {
-		t, err := Forward(b, op, dev[:n])
-		if err != nil {
-			return nil, err
-		}
-		results = []scans.Tensor{t}
-	} else {
-		results, err = Backward(b, op, dev[:n], dev[n], dev[n+1])
-		if err != nil {
-			return nil, err
-		}
-	}
-	out = make([]*scans.Host, len(results))
-	for i, t := range results {
-		if scans.IsNil(t) {
-			continue
-		}
-		if out[i], err = b.Download(t); err != nil {
-			return nil, fmt.Errorf("download: %w", err)
-		}
-	}
-	return out, nil
 }
 
 // MarshalJSON writes the row with a non-finite Ratio (a NaN or Inf where
@@ -336,4 +291,14 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	return json.Unmarshal(v.Ratio, &r.Ratio)
+}
+
+// ReferenceFor returns the backend b is compared with: eager for a GPU
+// backend (the contract's reference, f32 accumulation on the same inputs),
+// and the float64 Reference for a host backend (eager itself).
+func ReferenceFor(b scans.Backend) scans.Backend {
+	if IsHost(b) {
+		return reference.New()
+	}
+	return eager.New()
 }

@@ -1,4 +1,4 @@
-package bench
+package conformance
 
 import (
 	"math"
@@ -7,41 +7,26 @@ import (
 	"testing"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
 	"github.com/mingru/scans/eager"
+	"github.com/mingru/scans/reference"
 )
-
-// TestConformanceEager runs the conformance matrix on eager against the
-// float64 reference, so the harness itself runs in CI (the full matrix
-// unless -short; under -race the quick matrix's f32 rows, which the race
-// detector slows about tenfold).
-func TestConformanceEager(t *testing.T) {
-	if !raceEnabled {
-		TestBackend(t, eager.New(), testing.Short())
-		return
-	}
-	cases := FilterCases(ConformanceCases(true), nil, []scans.DType{scans.F32})
-	for _, r := range Parity(eager.New(), nil, cases, nil) {
-		if !r.Pass {
-			t.Errorf("%s (seed %d)", r.Summary(), r.Seed)
-		}
-	}
-}
 
 // TestConformanceReferenceVsEager runs the quick matrix with eager as the
 // reference of the float64 backend: the direction a GPU backend is checked
 // in, with a backend that is not eager under test.
 func TestConformanceReferenceVsEager(t *testing.T) {
-	cases := FilterCases(ConformanceCases(true), []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpGivensScan}, []scans.DType{scans.F16})
-	rows := Parity(Reference(), eager.New(), cases, nil)
+	cases := FilterCases(Cases(true), []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpGivensScan}, []scans.DType{scans.F16})
+	rows := Parity(reference.New(), eager.New(), cases, nil)
 	for _, r := range rows {
 		if !r.Pass {
 			t.Errorf("%s", r.Summary())
 		}
-		if r.Regime == Typical && r.Reference != "eager" {
+		if r.Regime == bench.Typical && r.Reference != "eager" {
 			t.Errorf("%s: compared with %s, want eager", r.Case, r.Reference)
 		}
-		if r.Regime == LongMemory && r.Reference != ReferenceName {
-			t.Errorf("%s: compared with %s, want %s", r.Case, r.Reference, ReferenceName)
+		if r.Regime == bench.LongMemory && r.Reference != reference.Name {
+			t.Errorf("%s: compared with %s, want %s", r.Case, r.Reference, reference.Name)
 		}
 	}
 }
@@ -106,13 +91,13 @@ func inEnvelope(cases []Case) []Case {
 }
 
 func TestHarnessFailsWrongBackends(t *testing.T) {
-	cases := inEnvelope(ConformanceCases(true))
+	cases := inEnvelope(Cases(true))
 	// One linear and one Givens case in each direction, f32 and bf16, with
 	// the initial state: small, and every output kind.
 	var pick []Case
 	for _, c := range cases {
 		if (c.Op == scans.OpLinearScan || c.Op == scans.OpGivensScan && c.Dims.K == 8) && c.Dims.T == 65 &&
-			(c.DType == scans.F32 || c.DType == scans.BF16) && c.Regime == Typical && c.Dims.N != confDEven {
+			(c.DType == scans.F32 || c.DType == scans.BF16) && c.Regime == bench.Typical && c.Dims.N != confDEven {
 			c.Init = true
 			pick = append(pick, c)
 		}
@@ -167,7 +152,7 @@ func TestHarnessFailsWrongBackends(t *testing.T) {
 // passes.
 func TestHarnessFailsComputedFallback(t *testing.T) {
 	var oob []Case
-	for _, c := range ConformanceCases(true) {
+	for _, c := range Cases(true) {
 		if c.OutOfEnvelope {
 			oob = append(oob, c)
 		}
@@ -251,7 +236,7 @@ func TestGate(t *testing.T) {
 
 func TestCasesCover(t *testing.T) {
 	for _, quick := range []bool{true, false} {
-		cases := ConformanceCases(quick)
+		cases := Cases(quick)
 		type key struct {
 			op  scans.Op
 			dir scans.Direction
@@ -279,7 +264,7 @@ func TestCasesCover(t *testing.T) {
 			} else if !InEnvelope(c.Op, c.Dims) {
 				t.Errorf("%s is out of the envelope but not marked", c.Name())
 			}
-			if c.Regime == LongMemory {
+			if c.Regime == bench.LongMemory {
 				long++
 			}
 		}
@@ -291,7 +276,7 @@ func TestCasesCover(t *testing.T) {
 					}
 				}
 			}
-			if HasInit(op) && !(inits[op][true] && inits[op][false]) {
+			if bench.HasInit(op) && !(inits[op][true] && inits[op][false]) {
 				t.Errorf("quick=%v: %s is not covered with and without the initial state", quick, op)
 			}
 		}
@@ -302,96 +287,8 @@ func TestCasesCover(t *testing.T) {
 	}
 }
 
-func TestInputs(t *testing.T) {
-	rng := newRNG(t)
-	for _, op := range scans.Ops {
-		for _, dt := range scans.DTypes {
-			for _, r := range []Regime{Typical, LongMemory} {
-				d := scans.Dims{B: 2, T: 9, N: 3, K: 4, V: 2}
-				in, err := Inputs(op, d, dt, r, rng)
-				if err != nil {
-					t.Fatal(err)
-				}
-				shapes, out, _ := ArgShapes(op, in.Dims)
-				for i, a := range in.Args {
-					if a == nil {
-						if i != initIndex(op) {
-							t.Errorf("%s: input %s missing", op, ArgNames(op)[i])
-						}
-						continue
-					}
-					if a.DType() != dt || scans.ShapeString(dt, a.Shape()) != scans.ShapeString(dt, shapes[i]) {
-						t.Errorf("%s: %s is %v, want %v", op, ArgNames(op)[i], a, scans.ShapeString(dt, shapes[i]))
-					}
-					name := ArgNames(op)[i]
-					for j, v := range a.Float64s() {
-						if math.IsNaN(v) || math.IsInf(v, 0) {
-							t.Fatalf("%s %s[%d] = %g", op, name, j, v)
-						}
-						if v == 0 && name != "A" {
-							t.Fatalf("%s %s[%d] is zero", op, name, j)
-						}
-						switch {
-						case name == "a" || name == "sigma":
-							lo := 0.5
-							if r == LongMemory {
-								lo = 0.998 // 0.999 rounded down to a 16-bit type
-							}
-							if v < lo || v > 1 {
-								t.Fatalf("%s %v %s: %s[%d] = %g, want in (%g, 1)", op, dt, r, name, j, v, lo)
-							}
-						case name == "log_coeffs" || name == "log_values":
-							if v >= 0 {
-								t.Fatalf("%s %s[%d] = %g, want < 0", op, name, j, v)
-							}
-						case name == "theta":
-							if math.Abs(v) > math.Pi+0.01 {
-								t.Fatalf("theta[%d] = %g", j, v)
-							}
-						}
-					}
-				}
-				if in.Grad == nil || scans.ShapeString(dt, in.Grad.Shape()) != scans.ShapeString(dt, out) {
-					t.Errorf("%s: gradient %v, want shape %v", op, in.Grad, out)
-				}
-			}
-		}
-	}
-	// The transitions of matrix_affine_scan are 0.9 times an orthogonal
-	// matrix: each column has norm 0.9.
-	in, err := InputsInit(scans.OpMatrixAffineScan, scans.Dims{B: 1, T: 3, N: 2, K: 8, V: 1}, scans.F32, Typical, true, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	A := in.Args[0].Float64s()
-	for blk := 0; blk < 6; blk++ {
-		for j := 0; j < 8; j++ {
-			s := 0.0
-			for i := 0; i < 8; i++ {
-				v := A[blk*64+i*8+j]
-				s += v * v
-			}
-			if math.Abs(math.Sqrt(s)-0.9) > 1e-6 {
-				t.Errorf("block %d column %d has norm %g, want 0.9", blk, j, math.Sqrt(s))
-			}
-		}
-	}
-	// Both presences of the initial state are drawn.
-	seen := map[bool]bool{}
-	for i := 0; i < 64; i++ {
-		in, err := Inputs(scans.OpLinearScan, scans.Dims{B: 1, T: 1, N: 1}, scans.F32, Typical, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen[in.Init()] = true
-	}
-	if !seen[true] || !seen[false] {
-		t.Errorf("Inputs drew the initial state present=%v absent=%v in 64 draws", seen[true], seen[false])
-	}
-}
-
 func TestCheckCaseRecoversPanics(t *testing.T) {
-	c := Case{Op: scans.OpLinearScan, Dir: scans.Forward, Dims: scans.Dims{B: 1, T: 2, N: 3}, DType: scans.F32, Regime: Typical, Init: true}
+	c := Case{Op: scans.OpLinearScan, Dir: scans.Forward, Dims: scans.Dims{B: 1, T: 2, N: 3}, DType: scans.F32, Regime: bench.Typical, Init: true}
 	r := CheckCase(&wrong{Backend: eager.New(), name: "panicky", corrupt: func(int, *scans.Host) { panic("boom") }}, nil, c, 1)
 	if r.Pass || !strings.Contains(r.Err, "boom") {
 		t.Errorf("panicking backend: %s", r.Summary())

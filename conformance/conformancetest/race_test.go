@@ -1,6 +1,6 @@
 //go:build race
 
-package bench
+package conformancetest
 
 // raceEnabled trims the conformance run of eager to the quick matrix
 // under the race detector, which slows the scans about tenfold.
