@@ -15,20 +15,23 @@ cd "$(dirname "$0")/.."
 dev=${1:?usage: scripts/record.sh DEVICE [RESULTS.tgz]}
 dir=experiments/bench/$dev
 
-# The command of record per device: every shape and type where the
-# device's kernels run in seconds; lavapipe, a CPU, takes the lab and
-# long-T shapes in f32.
+# The commands of record per device: on a GPU every shape and type; on
+# lavapipe, a CPU, the check in every type and the benchmarks at the lab
+# and long-T shapes in f32.
 gpu_cmd='scanbench --check --quick --bench --memory --dtypes f32,f16,bf16'
-cpu_cmd='scanbench --check --quick --bench --memory --shapes lab,long-T --dtypes f32 --backends eager,vulkan'
+cpu_cmds=('scanbench --check --quick --memory --backends eager,vulkan'
+  'scanbench --bench --shapes lab,long-T --backends eager,vulkan')
 
 case $dev in
 lavapipe)
   tmp=$(mktemp -d)
   go build -o "$tmp/scanbench" ./cmd/scanbench
   rm -rf "$dir" && mkdir -p "$dir"
-  echo "$cpu_cmd" >"$dir/COMMAND"
-  # shellcheck disable=SC2086
-  "$tmp/${cpu_cmd%% *}" ${cpu_cmd#* } --out "$dir" >"$dir/run.log" 2>&1
+  printf '%s\n' "${cpu_cmds[@]}" >"$dir/COMMAND"
+  for cmd in "${cpu_cmds[@]}"; do
+    # shellcheck disable=SC2086
+    "$tmp/${cmd%% *}" ${cmd#* } --out "$dir" >>"$dir/run.log" 2>&1
+  done
   vulkaninfo --summary 2>/dev/null | grep -E 'deviceName|driverInfo|apiVersion' | head -3 >"$dir/machine.txt" || true
   ;;
 *)
