@@ -430,9 +430,9 @@ func TestPipelineLog(t *testing.T) {
 	seen := map[string]bool{}
 	for _, l := range lines {
 		f := strings.Split(l, "\t")
-		// The f16 probes' pipelines are built when the device opens (the
+		// The probes' pipelines are built when the device opens (the
 		// narrowing probe's not on a CPU device).
-		probe := f[0] == "f16probe" || f[0] == "f16narrowprobe"
+		probe := f[0] == "f16probe" || f[0] == "f16narrowprobe" || f[0] == "shuffleprobe"
 		fields := 3
 		if b.dev.pipeStats {
 			fields = 4
