@@ -155,22 +155,30 @@ func (r benchReport) chart(file string) error {
 		panels = append(panels, []*plot.Plot{p})
 	}
 
-	width := vg.Length(max(8, 0.9*float64(len(cats)))) * vg.Inch
+	width := vg.Length(max(9, 0.9*float64(len(cats)))) * vg.Inch
 	height := 9 * vg.Inch
 	img := vgimg.New(width, height)
 	dc := draw.New(img)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	titleH := vg.Points(40)
+	titleH := vg.Points(54)
 	top := draw.Crop(dc, 0, 0, 0, -titleH)
 	head := draw.Crop(dc, 0, 0, height-titleH, 0)
 	ts := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
-	ts.Font.Size = vg.Points(12)
-	head.FillText(ts, vg.Point{X: width / 2, Y: head.Min.Y + titleH*0.65}, "Scan times, "+dt+cacheNote(r.Rows)+": "+r.devices())
-	ts.Font.Size = vg.Points(9)
-	head.FillText(ts, vg.Point{X: width / 2, Y: head.Min.Y + titleH*0.22},
-		fmt.Sprintf("commit %s, %s; labels: speedup over eager; linear = linear_scan, matrix = matrix_scan, affine = matrix_affine_scan, log = parallel_scan_log, givens = givens_scan",
-			shortCommit(r.Machine.Commit), r.Machine.Date))
+	lines := []struct {
+		size vg.Length
+		text string
+	}{
+		{12, "Scan times, " + dt + cacheNote(r.Rows) + ": " + r.devices()},
+		{9, fmt.Sprintf("commit %s, %s; labels: speedup over eager", shortCommit(r.Machine.Commit), r.Machine.Date)},
+		{9, "linear = linear_scan, matrix = matrix_scan, affine = matrix_affine_scan, log = parallel_scan_log, givens = givens_scan"},
+	}
+	y := head.Max.Y - vg.Points(10)
+	for _, l := range lines {
+		ts.Font.Size = vg.Points(float64(l.size))
+		head.FillText(ts, vg.Point{X: width / 2, Y: y}, l.text)
+		y -= vg.Points(float64(l.size) + 5)
+	}
 	canvases := plot.Align(panels, draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(12), PadX: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4)}, top)
 	for i := range panels {
 		panels[i][0].Draw(canvases[i][0])

@@ -178,7 +178,7 @@ func write(w io.Writer, dir string) error {
 			}
 			sp := "-"
 			if r.Speedup > 0 {
-				sp = fmt.Sprintf("%.0fx", r.Speedup)
+				sp = speedup(r.Speedup)
 			}
 			if isCold {
 				fmt.Fprintf(w, " %s | %s | %s | %.0f%% | %s |", dur(r.Median), dur(r.WarmMedian), dur(r.WallMedian), 100*r.FracCopy, sp)
@@ -208,6 +208,17 @@ func write(w io.Writer, dir string) error {
 	}
 	fmt.Fprintf(w, "\n![times per operation and shape](scan_bench.png)\n")
 	return nil
+}
+
+// speedup writes a ratio with two or three figures: 310x, 4.2x, 0.45x.
+func speedup(x float64) string {
+	switch {
+	case x >= 10:
+		return fmt.Sprintf("%.0fx", x)
+	case x >= 1:
+		return fmt.Sprintf("%.1fx", x)
+	}
+	return fmt.Sprintf("%.2gx", x)
 }
 
 // cold says whether the GPU rows were timed cold.
