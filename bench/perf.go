@@ -161,9 +161,14 @@ type Measurement struct {
 	// WarmMedian is the median of as many runs without the flush (inputs
 	// left in cache by the run before), where Cache is "cold".
 	WarmMedian float64 `json:"warm_median_s,omitempty"`
-	// WallMedian is the median host wall time of the timed runs' calls:
-	// submission, waiting and allocation included.
+	// WallMedian is the median host wall time of a call, submission,
+	// waiting and allocation included: what a caller waits for.
 	WallMedian float64 `json:"wall_median_s,omitempty"`
+	// WallPlain says that WallMedian was timed with the backend's queued
+	// timing off, as a caller runs it. Where it is false and Clock is
+	// "device, queued", WallMedian includes the busy kernel that each
+	// launch was queued behind.
+	WallPlain bool `json:"wall_plain,omitempty"`
 	// Bytes is Traffic; GBps = Bytes / Median / 1e9.
 	Bytes int64   `json:"bytes"`
 	GBps  float64 `json:"gbps"`
@@ -214,8 +219,9 @@ func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mo
 // On a scans.CacheFlusher each timed run is preceded, outside its timing,
 // by FlushCache, so that Median is the time with inputs in device memory
 // (cold cache); a second series of as many runs without it gives
-// WarmMedian. WallMedian is the host's time around the calls of the cold
-// runs: what a caller waits for.
+// WarmMedian. WallMedian is the host's time around the calls: of the
+// cold runs, or, on a scans.QueuedTimer, of a third series of as many
+// runs with queued timing off, as a caller runs them.
 func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Measurement, err error) {
 	op, d, dt := in.Op, in.Dims, in.DType
 	m = Measurement{Backend: b.Name(), Op: op, Mode: mode, DType: dt.String(), Dims: d, Clock: "wall", Launches: Launches(mode)}
@@ -232,9 +238,11 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 	defer release(b, dev...)
 	args, grad := dev[:len(in.Args)], dev[len(in.Args)]
 	inst, _ := b.(scans.Instrumented)
+	var queued scans.QueuedTimer
 	if inst != nil {
 		m.Clock = "device"
 		if q, ok := b.(scans.QueuedTimer); ok {
+			queued = q
 			q.SetQueuedTiming(true)
 			defer q.SetQueuedTiming(false)
 			m.Clock = "device, queued"
@@ -332,6 +340,15 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 		}
 		m.WarmMedian = quantile(warm, 0.5)
 	}
+	if queued != nil {
+		queued.SetQueuedTiming(false)
+		_, plain, err := series(false, len(times))
+		if err != nil {
+			return m, err
+		}
+		m.WallMedian = quantile(plain, 0.5)
+	}
+	m.WallPlain = true
 	if m.Median > 0 {
 		m.GBps = float64(m.Bytes) / m.Median / 1e9
 	}

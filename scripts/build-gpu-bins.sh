@@ -14,14 +14,16 @@ go test -c -ldflags="$flags" -o .build/vk.test ./vk
 go test -c -ldflags="$flags" -tags cuda -o .build/cuda.test ./cuda
 go build -ldflags="$flags" -tags cuda -o .build/scanbench ./cmd/scanbench
 
-# One compressed archive: it travels to the GPU machine (scripts/gpu-run.sh unpacks it).
-# The archives of an earlier build go, so that a call never times stale binaries.
+# One xz archive (it stores what the three binaries share about once, so
+# that it fits in what a call carries): it travels to the GPU machine
+# (scripts/gpu-run.sh unpacks it). The archives of an earlier build go,
+# so that a call never times stale binaries.
 mkdir -p .carry
-rm -f .carry/bins.tgz .carry/base.tgz .carry/base-cuda.tgz .carry/variants.txz
+rm -f .carry/bins.tgz .carry/bins.txz .carry/base.tgz .carry/base-cuda.tgz .carry/variants.txz
 echo "$c" > .build/commit
-tar czf .carry/bins.tgz -C .build vk.test cuda.test scanbench commit
+tar cJf .carry/bins.txz -C .build vk.test cuda.test scanbench commit
 rm .build/vk.test .build/cuda.test .build/scanbench
-ls -la .carry/bins.tgz
+ls -la .carry/bins.txz
 
 # BASE=<commit>: also scanbench and the CUDA test binary as of that commit,
 # for gpu-run.sh's ab mode (.carry/base.tgz) and cuda-sweep mode

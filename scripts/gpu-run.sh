@@ -38,12 +38,13 @@ trap 'release_clocks; tar czf "$OUT/gpu-results.tgz" -C "$RES" . && rm -rf "$RES
 to() { timeout "${STEP_TIMEOUT:-300}" "$@"; }
 modes=${*:-conformance bench memory}
 
-mkdir -p .build; [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz -C .build
+# xz archives unpack with Python where the machine has no xz.
+untxz() { tar xJf "$1" -C .build 2>/dev/null || python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall('.build')" "$1"; }
+mkdir -p .build; [ -f .carry/bins.txz ] && untxz .carry/bins.txz
 [ -f .carry/base.tgz ] && tar xzf .carry/base.tgz -C .build
 [ -f .carry/base-cuda.tgz ] && tar xzf .carry/base-cuda.tgz -C .build
 if [ -f .carry/variants.txz ]; then
-  tar xJf .carry/variants.txz -C .build 2>/dev/null ||
-    python3 -c "import tarfile; tarfile.open('.carry/variants.txz').extractall('.build')"
+  untxz .carry/variants.txz
 fi
 # Each binary names the commit it was built from in its tables (stamped
 # at link time by build-gpu-bins.sh), so the ab mode's base and variants
@@ -88,10 +89,13 @@ cudaargs=; [ -n "${CUDA_RUN:-}" ] && cudaargs="-test.run $CUDA_RUN"
 rc=0
 # tests NAME BIN ARGS...: runs the test binary BIN (.build/PKG.test) in
 # PKG's directory, as go test does (some tests read the package's files),
-# into $RES/NAME.log and prints its conformance summary and verdicts.
+# into $RES/NAME.log, writes its exact command (with the MINGRU_
+# settings of the environment) to $RES/NAME.cmd and prints its
+# conformance summary and verdicts.
 tests() {
   local name=$1 bin=$PWD/$2; shift 2
   local pkg; pkg=$(basename "$bin" .test)
+  { env | grep -E '^MINGRU_VK_VALIDATION=' | tr '\n' ' '; printf '%q ' "$pkg.test" "$@"; echo; } >"$RES/$name.cmd"
   (cd "$pkg" && to "$bin" "$@") >"$RES/$name.log" 2>&1 || rc=1
   grep -E 'conformance:|^(--- FAIL|FAIL|ok|PASS)' "$RES/$name.log" | tail -20
 }
@@ -210,13 +214,17 @@ for m in $modes; do
     ;;
   record)
     # The table of record's run (scripts/record.sh takes its archive):
-    # its command is record.sh's gpu_cmd.
+    # its commands are record.sh's gpu_cmds.
     echo "== scanbench, the table of record's run"
     mkdir -p "$RES/record"
-    cmd=$(sed -n "s/^gpu_cmd='\(.*\)'$/\1/p" scripts/record.sh)
-    echo "$cmd" >"$RES/record/COMMAND"
-    # shellcheck disable=SC2086
-    STEP_TIMEOUT=${BENCH_TIMEOUT:-590} to .build/$cmd --out "$RES/record" >"$RES/record/run.log" 2>&1 || rc=1
+    # RECORD_STEP=N runs only the Nth command, so that the commands can
+    # take a call each (record.sh files the archives together).
+    sed -n '/^gpu_cmds=(/,/)$/p' scripts/record.sh | grep -o "'[^']*'" | tr -d "'" |
+      sed -n "${RECORD_STEP:-1,\$}p" >"$RES/record/COMMAND"
+    while read -r cmd; do
+      # shellcheck disable=SC2086
+      STEP_TIMEOUT=${BENCH_TIMEOUT:-590} to .build/$cmd --out "$RES/record" >>"$RES/record/run.log" 2>&1 </dev/null || rc=1
+    done <"$RES/record/COMMAND"
     grep -E '^check|^memory|^wrote' "$RES/record/run.log"
     tail -2 "$RES/record/run.log"
     ;;

@@ -4,9 +4,17 @@
 # comparison of one scanbench run, its log and its exact command.
 #
 #   scripts/record.sh lavapipe          runs here, on Mesa's lavapipe
-#   scripts/record.sh h200 RESULTS.tgz  takes the archive that
+#   scripts/record.sh h200 RESULTS.tgz... [LABEL=CONFORMANCE.tgz ...]
+#                                       takes the archives that
 #                                       `scripts/gpu-run.sh record` wrote
-#                                       on the GPU machine
+#                                       on the GPU machine (one, or one per
+#                                       RECORD_STEP, in order), and the logs of
+#                                       conformance runs (gpu-run.sh's
+#                                       conformance modes) as
+#                                       conformance-LABEL.log; a LABEL
+#                                       starting with cuda takes the CUDA
+#                                       test binary's log, one starting
+#                                       with vulkan the Vulkan one's
 #
 # On a GPU machine without Go: scripts/build-gpu-bins.sh here, then
 # scripts/gpu-run.sh record there (see that script), then this here.
@@ -15,10 +23,13 @@ cd "$(dirname "$0")/.."
 dev=${1:?usage: scripts/record.sh DEVICE [RESULTS.tgz]}
 dir=experiments/bench/$dev
 
-# The commands of record per device: on a GPU every shape and type; on
-# lavapipe, a CPU, the check in every type and the benchmarks at the lab
-# and long-T shapes in f32.
-gpu_cmd='scanbench --check --quick --bench --memory --dtypes f32,f16,bf16'
+# The commands of record per device: the check (its trimmed matrix, in
+# every type) and the memory comparison, then the benchmarks: on a GPU
+# every shape and type, on lavapipe, a CPU, the lab and long-T shapes in
+# f32. (--quick also trims the benchmarks, so it never goes with --bench
+# here.) scripts/gpu-run.sh's record mode runs gpu_cmds.
+gpu_cmds=('scanbench --check --quick --memory'
+  'scanbench --bench --dtypes f32,f16,bf16')
 cpu_cmds=('scanbench --check --quick --memory --backends eager,vulkan'
   'scanbench --bench --shapes lab,long-T --backends eager,vulkan')
 
@@ -35,13 +46,36 @@ lavapipe)
   vulkaninfo --summary 2>/dev/null | grep -E 'deviceName|driverInfo|apiVersion' | head -3 >"$dir/machine.txt" || true
   ;;
 *)
-  tgz=${2:?usage: scripts/record.sh $dev RESULTS.tgz}
-  tmp=$(mktemp -d)
-  tar xzf "$tgz" -C "$tmp"
-  [ -f "$tmp/record/scan_bench.json" ] || { echo "record.sh: $tgz holds no record/scan_bench.json" >&2; exit 1; }
+  : "${2:?usage: scripts/record.sh $dev RESULTS.tgz... [LABEL=CONFORMANCE.tgz ...]}"
+  shift
   rm -rf "$dir" && mkdir -p "$dir"
-  cp "$tmp"/record/* "$dir/"
-  cp "$tmp/machine.txt" "$dir/machine.txt"
+  while [ $# -gt 0 ] && [[ $1 != *=* ]]; do
+    tmp=$(mktemp -d)
+    tar xzf "$1" -C "$tmp"
+    [ -f "$tmp/record/COMMAND" ] || { echo "record.sh: $1 holds no record/COMMAND" >&2; exit 1; }
+    cat "$tmp/record/COMMAND" >>"$dir/COMMAND"
+    cat "$tmp/record/run.log" >>"$dir/run.log"
+    rm "$tmp/record/COMMAND" "$tmp/record/run.log"
+    cp "$tmp"/record/* "$dir/"
+    [ -f "$dir/machine.txt" ] || cp "$tmp/machine.txt" "$dir/machine.txt"
+    shift
+  done
+  [ -f "$dir/scan_bench.json" ] || { echo "record.sh: no archive holds record/scan_bench.json" >&2; exit 1; }
+  for arg in "$@"; do
+    label=${arg%%=*} ctgz=${arg#*=}
+    case $label in
+    cuda*) name=cuda-conformance ;;
+    vulkan*) name=vk-conformance ;;
+    *) echo "record.sh: $arg: want LABEL=ARCHIVE with a LABEL starting with cuda or vulkan" >&2; exit 1 ;;
+    esac
+    ctmp=$(mktemp -d)
+    tar xzf "$ctgz" -C "$ctmp"
+    [ -f "$ctmp/$name.log" ] || { echo "record.sh: $ctgz holds no $name.log" >&2; exit 1; }
+    cp "$ctmp/$name.log" "$dir/conformance-$label.log"
+    if [ -f "$ctmp/$name.cmd" ]; then
+      echo "$(cat "$ctmp/$name.cmd")  (conformance-$label.log)" >>"$dir/COMMAND"
+    fi
+  done
   ;;
 esac
 go run ./experiments/record "$dir" >"$dir/README.md"

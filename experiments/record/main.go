@@ -27,6 +27,7 @@ import (
 
 type benchFile struct {
 	Machine  bench.Machine `json:"machine"`
+	Quick    bool          `json:"quick"`
 	Ceilings []struct {
 		Backend     string  `json:"backend"`
 		Kind        string  `json:"kind"`
@@ -119,9 +120,12 @@ func write(w io.Writer, dir string) error {
 	}
 
 	fmt.Fprintf(w, "\n## Time per call, f32\n\n")
+	if bf.Quick {
+		fmt.Fprintf(w, "This run is scanbench's trimmed benchmark (--quick: fewer runs per row, the shapes it names). ")
+	}
 	if cold(bf.Rows) {
 		fmt.Fprintf(w, "Device time, median, each run after a 256 MiB write (cold cache); *warm*: the same without it; "+
-			"*wall*: the host's time per call, what a caller waits for; ")
+			"*wall*: the host's time per call, what a caller waits for (- where the run timed it with each launch queued behind a busy kernel); ")
 	} else {
 		fmt.Fprintf(w, "Device time, median, runs back to back (warm cache: this run predates scanbench's cold-cache "+
 			"timing and its host wall times); ")
@@ -181,7 +185,11 @@ func write(w io.Writer, dir string) error {
 				sp = speedup(r.Speedup)
 			}
 			if isCold {
-				fmt.Fprintf(w, " %s | %s | %s | %.0f%% | %s |", dur(r.Median), dur(r.WarmMedian), dur(r.WallMedian), 100*r.FracCopy, sp)
+				wall := dur(r.WallMedian)
+				if !r.WallPlain && r.Clock == "device, queued" {
+					wall = "-"
+				}
+				fmt.Fprintf(w, " %s | %s | %s | %.0f%% | %s |", dur(r.Median), dur(r.WarmMedian), wall, 100*r.FracCopy, sp)
 			} else {
 				fmt.Fprintf(w, " %s | %.0f%% | %s |", dur(r.Median), 100*r.FracCopy, sp)
 			}
@@ -239,7 +247,7 @@ func conformanceLogs(w io.Writer, dir string) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\n## Conformance tests (the whole matrix of each backend's test binary)\n\n| log | matrix | verdict |\n|---|---|---|\n")
+	fmt.Fprintf(w, "\n## Conformance tests (each backend's test binary; its matrix line counts the rows)\n\n| log | matrix | verdict |\n|---|---|---|\n")
 	for _, l := range logs {
 		b, err := os.ReadFile(l)
 		if err != nil {
