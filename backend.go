@@ -81,16 +81,16 @@ func (s Status) String() string {
 // on the host; packages vk and cuda on GPUs; package dispatch chooses among
 // them. A backend's operations accept only tensors it holds (its own
 // Upload's results, or outputs of its own operations) and return tensors it
-// holds. Optional inputs (h0, H0) may be nil; the matching gradient is then
-// nil too. Every method is safe for concurrent use.
+// holds. Every method is safe for concurrent use.
 //
-// Forward operations take the inputs and return the output. Backward
-// operations take the forward's inputs, its output and the output's
-// gradient, and return the gradient of every input, in argument order.
+// Run is the one entry point of the operations: it takes a described call
+// (the op table's Spec says each operation's arguments and results) and
+// returns the results. Typed gives any Backend the typed method of each
+// operation.
 type Backend interface {
 	// Name is "eager", "vulkan" or "cuda".
 	Name() string
-	// Status reports whether the backend can run. The first call may
+	// Status reports whether the backend can run here. The first call may
 	// initialize the device; a backend never touches a driver before.
 	Status() Status
 	// Supports returns nil when the backend's kernels serve op at dims for
@@ -105,20 +105,11 @@ type Backend interface {
 	// error. It is a no-op for host tensors.
 	Release(t Tensor) error
 
-	LinearScan(a, b, h0 Tensor) (h Tensor, err error)
-	LinearScanBackward(a, b, h0, h, dh Tensor) (da, db, dh0 Tensor, err error)
-
-	MatrixScan(A, b, h0 Tensor) (h Tensor, err error)
-	MatrixScanBackward(A, b, h0, h, dh Tensor) (dA, db, dh0 Tensor, err error)
-
-	MatrixAffineScan(A, X, H0 Tensor) (H Tensor, err error)
-	MatrixAffineScanBackward(A, X, H0, H, dH Tensor) (dA, dX, dH0 Tensor, err error)
-
-	ParallelScanLog(logCoeffs, logValues Tensor) (h Tensor, err error)
-	ParallelScanLogBackward(logCoeffs, logValues, h, dh Tensor) (dLogCoeffs, dLogValues Tensor, err error)
-
-	GivensScan(theta, sigma, x, h0 Tensor) (h Tensor, err error)
-	GivensScanBackward(theta, sigma, x, h0, h, dh Tensor) (dTheta, dSigma, dx, dh0 Tensor, err error)
+	// Run runs c and returns its results in Spec(c.Op).Results(c.Dir)
+	// order: the forward's output, or the backward's gradients (nil for
+	// an absent optional input). It first names any argument that is not
+	// one of the backend's tensors, then checks c unless c.Checked().
+	Run(c *Call) ([]Tensor, error)
 }
 
 // Instrumented is implemented by GPU backends for benchmarks: device-side

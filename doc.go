@@ -17,4 +17,13 @@
 //	a, _ := scans.FromFloat32(aData, B, T, D)
 //	b, _ := scans.FromFloat32(bData, B, T, D)
 //	h, err := dispatch.LinearScan(a, b, nil)
+//
+// The op table (Spec) describes each operation once: its arguments, which
+// are optional, its results and its envelope. A call is a Call, checked
+// once against its row; a Backend runs it through its one entry point,
+// Run, and Typed turns Run into the typed methods above. Backends make
+// themselves known with Register; dispatch runs on every registered one.
+// Adding an operation takes an Op, a row in the table, a typed method, an
+// eager kernel, the GPU kernels and their launch rules, and conformance
+// cases.
 package scans

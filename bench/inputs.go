@@ -72,19 +72,11 @@ func (s *InputSet) Bytes() int64 {
 	return n
 }
 
-// ArgNames lists an operation's forward inputs in the contract's order.
+// ArgNames lists an operation's forward inputs in the contract's order
+// (scans.Spec's).
 func ArgNames(op scans.Op) []string {
-	switch op {
-	case scans.OpLinearScan:
-		return []string{"a", "b", "h0"}
-	case scans.OpMatrixScan:
-		return []string{"A", "b", "h0"}
-	case scans.OpMatrixAffineScan:
-		return []string{"A", "X", "H0"}
-	case scans.OpParallelScanLog:
-		return []string{"log_coeffs", "log_values"}
-	case scans.OpGivensScan:
-		return []string{"theta", "sigma", "x", "h0"}
+	if spec := scans.Spec(op); spec != nil {
+		return spec.ArgNames(scans.Forward)
 	}
 	return nil
 }

@@ -14,19 +14,11 @@ func Forward(b scans.Backend, op scans.Op, args []scans.Tensor) (scans.Tensor, e
 	if err := wantArgs(op, len(args)); err != nil {
 		return nil, err
 	}
-	switch op {
-	case scans.OpLinearScan:
-		return b.LinearScan(args[0], args[1], args[2])
-	case scans.OpMatrixScan:
-		return b.MatrixScan(args[0], args[1], args[2])
-	case scans.OpMatrixAffineScan:
-		return b.MatrixAffineScan(args[0], args[1], args[2])
-	case scans.OpParallelScanLog:
-		return b.ParallelScanLog(args[0], args[1])
-	case scans.OpGivensScan:
-		return b.GivensScan(args[0], args[1], args[2], args[3])
+	out, err := b.Run(&scans.Call{Op: op, Dir: scans.Forward, Args: slices.Clone(args)})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("bench: unknown operation %q", op)
+	return out[0], nil
 }
 
 // Backward runs op's backward on b with the forward inputs (ArgNames
@@ -36,32 +28,24 @@ func Backward(b scans.Backend, op scans.Op, args []scans.Tensor, out, dout scans
 	if err := wantArgs(op, len(args)); err != nil {
 		return nil, err
 	}
-	var g [4]scans.Tensor
-	var err error
-	switch op {
-	case scans.OpLinearScan:
-		g[0], g[1], g[2], err = b.LinearScanBackward(args[0], args[1], args[2], out, dout)
-	case scans.OpMatrixScan:
-		g[0], g[1], g[2], err = b.MatrixScanBackward(args[0], args[1], args[2], out, dout)
-	case scans.OpMatrixAffineScan:
-		g[0], g[1], g[2], err = b.MatrixAffineScanBackward(args[0], args[1], args[2], out, dout)
-	case scans.OpParallelScanLog:
-		g[0], g[1], err = b.ParallelScanLogBackward(args[0], args[1], out, dout)
-	case scans.OpGivensScan:
-		g[0], g[1], g[2], g[3], err = b.GivensScanBackward(args[0], args[1], args[2], args[3], out, dout)
-	}
+	g, err := b.Run(&scans.Call{Op: op, Dir: scans.Backward, Args: append(slices.Clone(args), out, dout)})
 	if err != nil {
 		return nil, err
 	}
-	return g[:len(args)], nil
+	for i, t := range g {
+		if scans.IsNil(t) {
+			g[i] = nil
+		}
+	}
+	return g, nil
 }
 
 func wantArgs(op scans.Op, n int) error {
-	names := ArgNames(op)
-	if names == nil {
+	spec := scans.Spec(op)
+	if spec == nil {
 		return fmt.Errorf("bench: unknown operation %q", op)
 	}
-	if n != len(names) {
+	if names := spec.ArgNames(scans.Forward); n != len(names) {
 		return fmt.Errorf("bench: %s takes %d inputs (%v), got %d", op, len(names), names, n)
 	}
 	return nil

@@ -36,14 +36,9 @@ func (q *queuedGPU) count() {
 	q.last = time.Duration(1+rand.IntN(100)) * time.Microsecond
 }
 
-func (q *queuedGPU) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
+func (q *queuedGPU) Run(c *scans.Call) ([]scans.Tensor, error) {
 	q.count()
-	return q.Backend.LinearScan(a, b, h0)
-}
-
-func (q *queuedGPU) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	q.count()
-	return q.Backend.LinearScanBackward(a, b, h0, h, dh)
+	return q.Backend.Run(c)
 }
 
 func (q *queuedGPU) LastKernelTime() (time.Duration, bool) {
@@ -108,16 +103,10 @@ func (c *coldGPU) FlushCache() error {
 	return nil
 }
 
-func (c *coldGPU) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
-	h, err := c.queuedGPU.LinearScan(a, b, h0)
+func (c *coldGPU) Run(call *scans.Call) ([]scans.Tensor, error) {
+	out, err := c.queuedGPU.Run(call)
 	c.took()
-	return h, err
-}
-
-func (c *coldGPU) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	da, db, dh0, err := c.queuedGPU.LinearScanBackward(a, b, h0, h, dh)
-	c.took()
-	return da, db, dh0, err
+	return out, err
 }
 
 func (c *coldGPU) took() {

@@ -42,7 +42,9 @@ type wrong struct {
 	downloads atomic.Int64
 	// dropDH0 makes the linear backward return no dh0.
 	dropDH0 bool
-	// fallback makes every operation decline with *scans.ScanFallback.
+	// fallback makes Supports decline everything, and linear_scan's
+	// forward decline too, with *scans.ScanFallback; the other operations
+	// compute.
 	fallback bool
 }
 
@@ -65,19 +67,15 @@ func (w *wrong) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
 	return w.Backend.Supports(op, d, dt)
 }
 
-func (w *wrong) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
-	if w.fallback {
-		return nil, &scans.ScanFallback{Backend: w.name, Op: scans.OpLinearScan, Reason: "declines everything"}
+func (w *wrong) Run(c *scans.Call) ([]scans.Tensor, error) {
+	if w.fallback && c.Op == scans.OpLinearScan && c.Dir == scans.Forward {
+		return nil, &scans.ScanFallback{Backend: w.name, Op: c.Op, Reason: "declines everything"}
 	}
-	return w.Backend.LinearScan(a, b, h0)
-}
-
-func (w *wrong) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	da, db, dh0, err := w.Backend.LinearScanBackward(a, b, h0, h, dh)
-	if w.dropDH0 {
-		dh0 = nil
+	out, err := w.Backend.Run(c)
+	if err == nil && w.dropDH0 && c.Op == scans.OpLinearScan && c.Dir == scans.Backward {
+		out[2] = nil
 	}
-	return da, db, dh0, err
+	return out, err
 }
 
 func inEnvelope(cases []Case) []Case {

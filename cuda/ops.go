@@ -174,180 +174,24 @@ func (b *Backend) call(p *plan, names []string, args []*Tensor) ([]scans.Tensor,
 	return res, nil
 }
 
-// LinearScan computes h_t = a_t * h_{t-1} + b_t over (B,T,D).
-func (b *Backend) LinearScan(a, bv, h0 scans.Tensor) (h scans.Tensor, err error) {
-	defer guard(scans.OpLinearScan, &err)
-	if err := b.owns(scans.OpLinearScan, scans.Forward, a, bv, h0); err != nil {
+// Run implements scans.Backend: it names any argument that is not one of
+// this backend's tensors, checks the call, and runs it (run).
+func (b *Backend) Run(c *scans.Call) (out []scans.Tensor, err error) {
+	if c == nil {
+		return nil, errors.New("cuda: Run: nil call")
+	}
+	defer guard(c.Op, &err)
+	spec := c.Spec()
+	if spec == nil {
+		return nil, c.Check()
+	}
+	if len(c.Args) == len(spec.ArgNames(c.Dir)) {
+		if err := b.owns(c.Op, c.Dir, c.Args...); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	d, err := scans.CheckLinearScan(a, bv, h0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := b.run(scans.OpLinearScan, scans.Forward, d, a, bv, h0)
-	if err != nil {
-		return nil, err
-	}
-	return out[0], nil
-}
-
-// LinearScanBackward returns the gradients of a, b and h0 (nil when h0
-// is nil).
-func (b *Backend) LinearScanBackward(a, bv, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
-	defer guard(scans.OpLinearScan, &err)
-	if err := b.owns(scans.OpLinearScan, scans.Backward, a, bv, h0, h, dh); err != nil {
-		return nil, nil, nil, err
-	}
-	d, err := scans.CheckLinearScanBackward(a, bv, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	out, err := b.run(scans.OpLinearScan, scans.Backward, d, a, bv, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
-}
-
-// MatrixScan computes h_t = A_t h_{t-1} + b_t per 2x2 block.
-func (b *Backend) MatrixScan(A, bv, h0 scans.Tensor) (h scans.Tensor, err error) {
-	defer guard(scans.OpMatrixScan, &err)
-	if err := b.owns(scans.OpMatrixScan, scans.Forward, A, bv, h0); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckMatrixScan(A, bv, h0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := b.run(scans.OpMatrixScan, scans.Forward, d, A, bv, h0)
-	if err != nil {
-		return nil, err
-	}
-	return out[0], nil
-}
-
-// MatrixScanBackward returns the gradients of A, b and h0 (nil when h0 is
-// nil).
-func (b *Backend) MatrixScanBackward(A, bv, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
-	defer guard(scans.OpMatrixScan, &err)
-	if err := b.owns(scans.OpMatrixScan, scans.Backward, A, bv, h0, h, dh); err != nil {
-		return nil, nil, nil, err
-	}
-	d, err := scans.CheckMatrixScanBackward(A, bv, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	out, err := b.run(scans.OpMatrixScan, scans.Backward, d, A, bv, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
-}
-
-// MatrixAffineScan computes H_t = A_t H_{t-1} + X_t per (k,k) x (k,v) block.
-func (b *Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err error) {
-	defer guard(scans.OpMatrixAffineScan, &err)
-	if err := b.owns(scans.OpMatrixAffineScan, scans.Forward, A, X, H0); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckMatrixAffineScan(A, X, H0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := b.run(scans.OpMatrixAffineScan, scans.Forward, d, A, X, H0)
-	if err != nil {
-		return nil, err
-	}
-	return out[0], nil
-}
-
-// MatrixAffineScanBackward returns the gradients of A, X and H0 (nil when
-// H0 is nil).
-func (b *Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
-	defer guard(scans.OpMatrixAffineScan, &err)
-	if err := b.owns(scans.OpMatrixAffineScan, scans.Backward, A, X, H0, H, dH); err != nil {
-		return nil, nil, nil, err
-	}
-	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	out, err := b.run(scans.OpMatrixAffineScan, scans.Backward, d, A, X, H0, H, dH)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
-}
-
-// ParallelScanLog computes h_t = exp(lc_t) h_{t-1} + exp(lv_{t+1}),
-// h_{-1} = exp(lv_0), in log space.
-func (b *Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Tensor, err error) {
-	defer guard(scans.OpParallelScanLog, &err)
-	if err := b.owns(scans.OpParallelScanLog, scans.Forward, logCoeffs, logValues); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckParallelScanLog(logCoeffs, logValues)
-	if err != nil {
-		return nil, err
-	}
-	out, err := b.run(scans.OpParallelScanLog, scans.Forward, d, logCoeffs, logValues)
-	if err != nil {
-		return nil, err
-	}
-	return out[0], nil
-}
-
-// ParallelScanLogBackward returns the gradients of log_coeffs and
-// log_values.
-func (b *Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor) (dLogCoeffs, dLogValues scans.Tensor, err error) {
-	defer guard(scans.OpParallelScanLog, &err)
-	if err := b.owns(scans.OpParallelScanLog, scans.Backward, logCoeffs, logValues, h, dh); err != nil {
-		return nil, nil, err
-	}
-	d, err := scans.CheckParallelScanLogBackward(logCoeffs, logValues, h, dh)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := b.run(scans.OpParallelScanLog, scans.Backward, d, logCoeffs, logValues, h, dh)
-	if err != nil {
-		return nil, nil, err
-	}
-	return out[0], out[1], nil
-}
-
-// GivensScan computes h_t = sigma_t * R(theta_t) h_{t-1} + x_t without
-// forming R.
-func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, err error) {
-	defer guard(scans.OpGivensScan, &err)
-	if err := b.owns(scans.OpGivensScan, scans.Forward, theta, sigma, x, h0); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckGivensScan(theta, sigma, x, h0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := b.run(scans.OpGivensScan, scans.Forward, d, theta, sigma, x, h0)
-	if err != nil {
-		return nil, err
-	}
-	return out[0], nil
-}
-
-// GivensScanBackward returns the gradients of theta, sigma, x and h0 (nil
-// when h0 is nil). It never divides by sigma: h_{t-1} comes from the
-// forward output h, and the rotations are recomputed in registers.
-func (b *Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
-	defer guard(scans.OpGivensScan, &err)
-	if err := b.owns(scans.OpGivensScan, scans.Backward, theta, sigma, x, h0, h, dh); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	d, err := scans.CheckGivensScanBackward(theta, sigma, x, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	out, err := b.run(scans.OpGivensScan, scans.Backward, d, theta, sigma, x, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], out[3], nil
+	return b.run(c.Op, c.Dir, c.Dims, c.Args...)
 }

@@ -173,38 +173,19 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 // initArg is the index of op's optional initial state among its
 // arguments, or -1 when it has none.
 func initArg(op scans.Op) int {
-	switch op {
-	case scans.OpLinearScan, scans.OpMatrixScan, scans.OpMatrixAffineScan:
-		return 2
-	case scans.OpGivensScan:
-		return 3
+	if spec := scans.Spec(op); spec != nil {
+		return spec.InitArg()
 	}
 	return -1
 }
 
 // argNames are the names of op's arguments in order, for errors: the
-// forward's inputs, then h and dh for backward.
+// forward's inputs, then the output and its gradient for backward.
 func argNames(op scans.Op, dir scans.Direction) []string {
-	var n []string
-	switch op {
-	case scans.OpLinearScan:
-		n = []string{"a", "b", "h0"}
-	case scans.OpMatrixScan:
-		n = []string{"A", "b", "h0"}
-	case scans.OpMatrixAffineScan:
-		n = []string{"A", "X", "H0"}
-	case scans.OpParallelScanLog:
-		n = []string{"log_coeffs", "log_values"}
-	case scans.OpGivensScan:
-		n = []string{"theta", "sigma", "x", "h0"}
+	if spec := scans.Spec(op); spec != nil {
+		return spec.ArgNames(dir)
 	}
-	if dir == scans.Backward {
-		if op == scans.OpMatrixAffineScan {
-			return append(n, "H", "dH")
-		}
-		return append(n, "h", "dh")
-	}
-	return n
+	return nil
 }
 
 // Chunking of T inside a lane (one thread block).

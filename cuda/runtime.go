@@ -29,6 +29,10 @@ import (
 // runs every driver call; the methods hand it work and wait, so they are
 // safe for concurrent use and operations run one at a time.
 type Backend struct {
+	// Typed gives the backend the typed method of each operation
+	// (LinearScan, GivensScanBackward, ...).
+	scans.Typed
+
 	once    sync.Once
 	initErr error // set once by start
 	work    chan func()
@@ -65,7 +69,11 @@ type Backend struct {
 }
 
 // New returns the CUDA backend. It touches no driver.
-func New() *Backend { return &Backend{} }
+func New() *Backend {
+	b := &Backend{}
+	b.Typed = scans.Typed{Runner: b}
+	return b
+}
 
 var (
 	_ scans.Backend      = (*Backend)(nil)

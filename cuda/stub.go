@@ -14,10 +14,18 @@ const notBuilt = "CUDA not built in: rebuild with -tags cuda"
 // Backend is the CUDA backend. This build was made without the cuda tag:
 // its Status reports that, and every operation returns a
 // *scans.UnavailableError.
-type Backend struct{}
+type Backend struct {
+	// Typed gives the backend the typed method of each operation; in
+	// this build each returns a *scans.UnavailableError.
+	scans.Typed
+}
 
 // New returns the CUDA backend. It touches no driver.
-func New() *Backend { return &Backend{} }
+func New() *Backend {
+	b := &Backend{}
+	b.Typed = scans.Typed{Runner: b}
+	return b
+}
 
 var (
 	_ scans.Backend      = (*Backend)(nil)
@@ -48,51 +56,8 @@ func (*Backend) Download(scans.Tensor) (*scans.Host, error) { return nil, unavai
 // Release returns a *scans.UnavailableError.
 func (*Backend) Release(scans.Tensor) error { return unavailable() }
 
-// LinearScan returns a *scans.UnavailableError.
-func (*Backend) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) { return nil, unavailable() }
-
-// LinearScanBackward returns a *scans.UnavailableError.
-func (*Backend) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
-	return nil, nil, nil, unavailable()
-}
-
-// MatrixScan returns a *scans.UnavailableError.
-func (*Backend) MatrixScan(A, b, h0 scans.Tensor) (scans.Tensor, error) { return nil, unavailable() }
-
-// MatrixScanBackward returns a *scans.UnavailableError.
-func (*Backend) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
-	return nil, nil, nil, unavailable()
-}
-
-// MatrixAffineScan returns a *scans.UnavailableError.
-func (*Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
-	return nil, unavailable()
-}
-
-// MatrixAffineScanBackward returns a *scans.UnavailableError.
-func (*Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
-	return nil, nil, nil, unavailable()
-}
-
-// ParallelScanLog returns a *scans.UnavailableError.
-func (*Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (scans.Tensor, error) {
-	return nil, unavailable()
-}
-
-// ParallelScanLogBackward returns a *scans.UnavailableError.
-func (*Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor) (dLogCoeffs, dLogValues scans.Tensor, err error) {
-	return nil, nil, unavailable()
-}
-
-// GivensScan returns a *scans.UnavailableError.
-func (*Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (scans.Tensor, error) {
-	return nil, unavailable()
-}
-
-// GivensScanBackward returns a *scans.UnavailableError.
-func (*Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
-	return nil, nil, nil, nil, unavailable()
-}
+// Run returns a *scans.UnavailableError.
+func (*Backend) Run(*scans.Call) ([]scans.Tensor, error) { return nil, unavailable() }
 
 // LastKernelTime reports no timing: nothing ever runs.
 func (*Backend) LastKernelTime() (time.Duration, bool) { return 0, false }

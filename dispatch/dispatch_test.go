@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -453,4 +454,16 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// The backends that register themselves come in rank order: the
+// reference first, then CUDA, then Vulkan.
+func TestBackendsRegistered(t *testing.T) {
+	var names []string
+	for _, b := range Backends() {
+		names = append(names, b.Name())
+	}
+	if want := []string{"eager", "cuda", "vulkan"}; !slices.Equal(names, want) {
+		t.Errorf("backends %v, want %v", names, want)
+	}
 }

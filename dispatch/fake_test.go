@@ -96,88 +96,9 @@ func (f *fakeGPU) wrap(in []scans.Tensor, fn func(in []scans.Tensor) ([]scans.Te
 	return res, nil
 }
 
-func (f *fakeGPU) LinearScan(a, b, h0 scans.Tensor) (scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{a, b, h0}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		h, err := f.ref.LinearScan(in[0], in[1], in[2])
-		return []scans.Tensor{h}, err
+// Run runs the call on eager with the unwrapped inputs.
+func (f *fakeGPU) Run(c *scans.Call) ([]scans.Tensor, error) {
+	return f.wrap(c.Args, func(in []scans.Tensor) ([]scans.Tensor, error) {
+		return f.ref.Run(&scans.Call{Op: c.Op, Dir: c.Dir, Args: in})
 	})
-	return first(out, err)
-}
-func (f *fakeGPU) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{a, b, h0, h, dh}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		x, y, z, err := f.ref.LinearScanBackward(in[0], in[1], in[2], in[3], in[4])
-		return []scans.Tensor{x, y, z}, err
-	})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
-}
-func (f *fakeGPU) MatrixScan(A, b, h0 scans.Tensor) (scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{A, b, h0}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		h, err := f.ref.MatrixScan(in[0], in[1], in[2])
-		return []scans.Tensor{h}, err
-	})
-	return first(out, err)
-}
-func (f *fakeGPU) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{A, b, h0, h, dh}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		x, y, z, err := f.ref.MatrixScanBackward(in[0], in[1], in[2], in[3], in[4])
-		return []scans.Tensor{x, y, z}, err
-	})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
-}
-func (f *fakeGPU) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{A, X, H0}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		h, err := f.ref.MatrixAffineScan(in[0], in[1], in[2])
-		return []scans.Tensor{h}, err
-	})
-	return first(out, err)
-}
-func (f *fakeGPU) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{A, X, H0, H, dH}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		x, y, z, err := f.ref.MatrixAffineScanBackward(in[0], in[1], in[2], in[3], in[4])
-		return []scans.Tensor{x, y, z}, err
-	})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
-}
-func (f *fakeGPU) ParallelScanLog(lc, lv scans.Tensor) (scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{lc, lv}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		h, err := f.ref.ParallelScanLog(in[0], in[1])
-		return []scans.Tensor{h}, err
-	})
-	return first(out, err)
-}
-func (f *fakeGPU) ParallelScanLogBackward(lc, lv, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{lc, lv, h, dh}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		x, y, err := f.ref.ParallelScanLogBackward(in[0], in[1], in[2], in[3])
-		return []scans.Tensor{x, y}, err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return out[0], out[1], nil
-}
-func (f *fakeGPU) GivensScan(theta, sigma, x, h0 scans.Tensor) (scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{theta, sigma, x, h0}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		h, err := f.ref.GivensScan(in[0], in[1], in[2], in[3])
-		return []scans.Tensor{h}, err
-	})
-	return first(out, err)
-}
-func (f *fakeGPU) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	out, err := f.wrap([]scans.Tensor{theta, sigma, x, h0, h, dh}, func(in []scans.Tensor) ([]scans.Tensor, error) {
-		w, x, y, z, err := f.ref.GivensScanBackward(in[0], in[1], in[2], in[3], in[4], in[5])
-		return []scans.Tensor{w, x, y, z}, err
-	})
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], out[3], nil
 }

@@ -4,9 +4,11 @@ import (
 	"sync"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/cuda"
-	"github.com/mingru/scans/eager"
-	"github.com/mingru/scans/vk"
+	// The backends register themselves (scans.Register) when imported;
+	// this is the one place that names them.
+	_ "github.com/mingru/scans/cuda"
+	_ "github.com/mingru/scans/eager"
+	_ "github.com/mingru/scans/vk"
 )
 
 var (
@@ -14,12 +16,16 @@ var (
 	backends     []scans.Backend
 )
 
-// Backends returns the process's backends: eager first, then the GPU
-// backends in the order Auto prefers them (CUDA, then Vulkan). Making them
-// touches no driver; a backend initializes its device on first use.
+// Backends returns the process's backends, the registered ones
+// (scans.Registered) in rank order: eager first, then the GPU backends in
+// the order Auto prefers them (CUDA, then Vulkan, then any other package
+// that registered itself). Making them touches no driver; a backend
+// initializes its device on first use.
 func Backends() []scans.Backend {
 	backendsOnce.Do(func() {
-		backends = []scans.Backend{eager.New(), cuda.New(), vk.New()}
+		for _, r := range scans.Registered() {
+			backends = append(backends, r.New())
+		}
 	})
 	return append([]scans.Backend(nil), backends...)
 }

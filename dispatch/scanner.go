@@ -15,6 +15,10 @@ import (
 // use. Most programs use the package-level functions, which share one
 // Scanner configured from MINGRU_SCAN.
 type Scanner struct {
+	// Typed gives the Scanner the typed method of each operation
+	// (LinearScan, GivensScanBackward, ...), each run through Run.
+	scans.Typed
+
 	choice Choice
 	eager  scans.Backend
 	gpus   []scans.Backend // in order of preference under Auto
@@ -46,6 +50,7 @@ func New(choice Choice, opts ...Option) (*Scanner, error) {
 		return nil, err
 	}
 	s := &Scanner{choice: choice, warned: map[string]bool{}}
+	s.Typed = scans.Typed{Runner: s}
 	s.warn = func(msg string) { fmt.Fprintln(stderr, msg) }
 	all := Backends()
 	s.eager, s.gpus = all[0], all[1:]
@@ -112,26 +117,11 @@ func (s *Scanner) byLocation(loc string) scans.Backend {
 	return nil
 }
 
-// call is one scan: its validated sizes, its inputs in argument order (nil
-// for an absent optional one) and how to run it on a backend.
-type call struct {
-	op     scans.Op
-	dims   scans.Dims
-	inputs []scans.Tensor
-	run    func(b scans.Backend, in []scans.Tensor) ([]scans.Tensor, error)
-}
+var errNilCall = errors.New("dispatch: Run: nil call")
 
-func (c *call) dtype() scans.DType {
-	for _, t := range c.inputs {
-		if !scans.IsNil(t) {
-			return t.DType()
-		}
-	}
-	return scans.F32
-}
-
-func (c *call) location() string {
-	for _, t := range c.inputs {
+// location is where a call's tensors live: that of its first argument.
+func callLocation(c *scans.Call) string {
+	for _, t := range c.Args {
 		if !scans.IsNil(t) {
 			return t.Location()
 		}
@@ -141,7 +131,7 @@ func (c *call) location() string {
 
 // plan lists the backends to try, in order, for a call whose inputs live
 // at loc. Under Auto the last is always the reference.
-func (s *Scanner) plan(c *call, loc string) ([]scans.Backend, error) {
+func (s *Scanner) plan(c *scans.Call, loc string) ([]scans.Backend, error) {
 	switch s.choice {
 	case Eager:
 		return []scans.Backend{s.eager}, nil
@@ -154,7 +144,7 @@ func (s *Scanner) plan(c *call, loc string) ([]scans.Backend, error) {
 		if st := b.Status(); !st.Available {
 			return nil, fmt.Errorf("dispatch: %s=%s: %w", EnvVar, s.choice, &scans.UnavailableError{Backend: name, Reason: st.Reason})
 		}
-		if err := b.Supports(c.op, c.dims, c.dtype()); err != nil {
+		if err := b.Supports(c.Op, c.Dims, c.DType); err != nil {
 			return nil, fmt.Errorf("dispatch: %s=%s: %w", EnvVar, s.choice, err)
 		}
 		return []scans.Backend{b}, nil
@@ -178,7 +168,7 @@ func (s *Scanner) plan(c *call, loc string) ([]scans.Backend, error) {
 		case st.Software && loc == "host":
 			skipped = append(skipped, fmt.Sprintf("%s: %s runs on the CPU", b.Name(), st.Device))
 		default:
-			if err := b.Supports(c.op, c.dims, c.dtype()); err != nil {
+			if err := b.Supports(c.Op, c.Dims, c.DType); err != nil {
 				s.warnOnce(b.Name()+"|fallback|"+err.Error(), err.Error()+"; running eager")
 				continue
 			}
@@ -192,15 +182,15 @@ func (s *Scanner) plan(c *call, loc string) ([]scans.Backend, error) {
 	return append(plan, s.eager), nil
 }
 
-// do validates nothing (the caller has) and runs c under the Scanner's
-// policy, returning outputs where the inputs live.
-func (s *Scanner) do(c *call) (out []scans.Tensor, err error) {
+// do runs c, which Run has checked, under the Scanner's policy, returning
+// outputs where the inputs live.
+func (s *Scanner) do(c *scans.Call) (out []scans.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("dispatch: %s: internal error: %v", c.op, r)
+			out, err = nil, fmt.Errorf("dispatch: %s: internal error: %v", c.Op, r)
 		}
 	}()
-	loc := c.location()
+	loc := callLocation(c)
 	plan, err := s.plan(c, loc)
 	if err != nil {
 		return nil, err
@@ -246,7 +236,7 @@ func errorClass(err error) string {
 
 // runOn moves c's inputs to b, runs c there, and moves the outputs back to
 // loc. Temporary copies are released whatever happens.
-func (s *Scanner) runOn(b scans.Backend, loc string, c *call) ([]scans.Tensor, error) {
+func (s *Scanner) runOn(b scans.Backend, loc string, c *scans.Call) ([]scans.Tensor, error) {
 	bloc := location(b)
 	var temps []scans.Tensor
 	defer func() {
@@ -254,8 +244,8 @@ func (s *Scanner) runOn(b scans.Backend, loc string, c *call) ([]scans.Tensor, e
 			_ = b.Release(t)
 		}
 	}()
-	in := make([]scans.Tensor, len(c.inputs))
-	for i, t := range c.inputs {
+	in := make([]scans.Tensor, len(c.Args))
+	for i, t := range c.Args {
 		if scans.IsNil(t) || bloc == loc {
 			in[i] = t
 			continue
@@ -267,7 +257,7 @@ func (s *Scanner) runOn(b scans.Backend, loc string, c *call) ([]scans.Tensor, e
 		temps = append(temps, m)
 		in[i] = m
 	}
-	out, err := c.run(b, in)
+	out, err := b.Run(c.WithArgs(in))
 	if err != nil || bloc == loc {
 		return out, err
 	}

@@ -1,6 +1,7 @@
 package eager
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -10,15 +11,23 @@ import (
 
 // Backend is the pure Go reference backend. It implements scans.Backend on
 // *scans.Host tensors: it checks that every tensor is a *scans.Host,
-// validates the arguments with the scans.Check* functions, widens the
+// validates the arguments against the op table, widens the
 // inputs to float32, runs the float32 kernels of this package (f32
 // accumulation) and stores each output in the inputs' element type,
 // rounded to nearest even. f32 inputs are read in place, never written.
 // It holds no state; every method is safe for concurrent use.
-type Backend struct{}
+type Backend struct {
+	// Typed gives the backend the typed method of each operation
+	// (LinearScan, GivensScanBackward, ...).
+	scans.Typed
+}
 
 // New returns the eager backend.
-func New() *Backend { return &Backend{} }
+func New() *Backend {
+	b := &Backend{}
+	b.Typed = scans.Typed{Runner: b}
+	return b
+}
 
 var _ scans.Backend = (*Backend)(nil)
 
@@ -144,15 +153,6 @@ func stores(dt scans.DType, vals [][]float32, shapes [][]int) ([]scans.Tensor, e
 	return out, nil
 }
 
-// optional allocates n elements when t is present, and returns nil
-// otherwise.
-func optional(t scans.Tensor, n int) []float32 {
-	if scans.IsNil(t) {
-		return nil
-	}
-	return make([]float32, n)
-}
-
 func shapeOf(t scans.Tensor) []int {
 	if scans.IsNil(t) {
 		return nil
@@ -160,208 +160,96 @@ func shapeOf(t scans.Tensor) []int {
 	return t.Shape()
 }
 
-// LinearScan computes h_t = a_t * h_{t-1} + b_t (see LinearForward).
-func (*Backend) LinearScan(a, b, h0 scans.Tensor) (h scans.Tensor, err error) {
-	op := scans.OpLinearScan
-	defer guard(op, &err)
-	if err := onHost(op, []string{"a", "b", "h0"}, a, b, h0); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckLinearScan(a, b, h0)
-	if err != nil {
-		return nil, err
-	}
-	in := widen(a, b, h0)
-	out := make([]float32, d.B*d.T*d.N)
-	LinearForward(d, in[0], in[1], in[2], out)
-	return store(a.DType(), out, a.Shape())
+// kernel is an operation's pair of float32 kernels: the forward writes
+// out, whose shape is that of input shapeOf; the backward writes one
+// gradient per input (nil for an absent optional input).
+type kernel struct {
+	shapeOf int
+	fwd     func(d scans.Dims, in [][]float32, out []float32)
+	bwd     func(d scans.Dims, in [][]float32, g [][]float32)
 }
 
-// LinearScanBackward returns the gradients of a, b and h0 (nil when h0 is
-// nil) (see LinearBackward).
-func (*Backend) LinearScanBackward(a, b, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
-	op := scans.OpLinearScan
-	defer guard(op, &err)
-	if err := onHost(op, []string{"a", "b", "h0", "h", "dh"}, a, b, h0, h, dh); err != nil {
-		return nil, nil, nil, err
-	}
-	d, err := scans.CheckLinearScanBackward(a, b, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	in := widen(a, b, h0, h, dh)
-	n := d.B * d.T * d.N
-	gA, gB, gH0 := make([]float32, n), make([]float32, n), optional(h0, d.B*d.N)
-	LinearBackward(d, in[0], in[2], in[3], in[4], gA, gB, gH0)
-	out, err := stores(a.DType(), [][]float32{gA, gB, gH0}, [][]int{a.Shape(), b.Shape(), shapeOf(h0)})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
+// kernels maps each operation to this package's kernels.
+var kernels = map[scans.Op]kernel{
+	scans.OpLinearScan: {0,
+		func(d scans.Dims, in [][]float32, out []float32) { LinearForward(d, in[0], in[1], in[2], out) },
+		func(d scans.Dims, in [][]float32, g [][]float32) {
+			LinearBackward(d, in[0], in[2], in[3], in[4], g[0], g[1], g[2])
+		}},
+	scans.OpMatrixScan: {1,
+		func(d scans.Dims, in [][]float32, out []float32) { AffineForward(d, in[0], in[1], in[2], out) },
+		func(d scans.Dims, in [][]float32, g [][]float32) {
+			AffineBackward(d, in[0], in[2], in[3], in[4], g[0], g[1], g[2])
+		}},
+	scans.OpMatrixAffineScan: {1,
+		func(d scans.Dims, in [][]float32, out []float32) { AffineForward(d, in[0], in[1], in[2], out) },
+		func(d scans.Dims, in [][]float32, g [][]float32) {
+			AffineBackward(d, in[0], in[2], in[3], in[4], g[0], g[1], g[2])
+		}},
+	scans.OpParallelScanLog: {0,
+		func(d scans.Dims, in [][]float32, out []float32) { LogForward(d, in[0], in[1], out) },
+		func(d scans.Dims, in [][]float32, g [][]float32) {
+			LogBackward(d, in[0], in[1], in[2], in[3], g[0], g[1])
+		}},
+	scans.OpGivensScan: {2,
+		func(d scans.Dims, in [][]float32, out []float32) { GivensForward(d, in[0], in[1], in[2], in[3], out) },
+		func(d scans.Dims, in [][]float32, g [][]float32) {
+			GivensBackward(d, in[0], in[1], in[3], in[4], in[5], g[0], g[1], g[2], g[3])
+		}},
 }
 
-// MatrixScan computes h_t = A_t h_{t-1} + b_t per 2x2 block (see
-// AffineForward with k = 2, v = 1).
-func (*Backend) MatrixScan(A, b, h0 scans.Tensor) (h scans.Tensor, err error) {
-	op := scans.OpMatrixScan
-	defer guard(op, &err)
-	if err := onHost(op, []string{"A", "b", "h0"}, A, b, h0); err != nil {
+// Run implements scans.Backend: it names the first argument that is not a
+// host tensor, checks the call, widens the inputs to float32, runs the
+// operation's kernel (see LinearForward, AffineForward, LogForward,
+// GivensForward and their backwards) and stores the results in the
+// inputs' element type.
+func (*Backend) Run(c *scans.Call) (res []scans.Tensor, err error) {
+	if c == nil {
+		return nil, errors.New("eager: Run: nil call")
+	}
+	defer guard(c.Op, &err)
+	spec := c.Spec()
+	if spec == nil {
+		return nil, c.Check()
+	}
+	if err := onHost(c.Op, spec.ArgNames(c.Dir), c.Args...); err != nil {
 		return nil, err
 	}
-	d, err := scans.CheckMatrixScan(A, b, h0)
-	if err != nil {
+	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	in := widen(A, b, h0)
-	out := make([]float32, d.B*d.T*d.N*2)
-	AffineForward(d, in[0], in[1], in[2], out)
-	return store(A.DType(), out, b.Shape())
+	k, ok := kernels[c.Op]
+	if !ok {
+		return nil, fmt.Errorf("eager: %s: no kernel", c.Op)
+	}
+	in := widen(c.Args...)
+	if c.Dir == scans.Forward {
+		shape := c.Args[k.shapeOf].Shape()
+		out := make([]float32, elements(shape))
+		k.fwd(c.Dims, in, out)
+		t, err := store(c.DType, out, shape)
+		if err != nil {
+			return nil, err
+		}
+		return []scans.Tensor{t}, nil
+	}
+	inputs := c.Args[:len(spec.Inputs)]
+	g, shapes := make([][]float32, len(inputs)), make([][]int, len(inputs))
+	for i, t := range inputs {
+		if shapes[i] = shapeOf(t); shapes[i] != nil {
+			g[i] = make([]float32, elements(shapes[i]))
+		}
+	}
+	k.bwd(c.Dims, in, g)
+	return stores(c.DType, g, shapes)
 }
 
-// MatrixScanBackward returns the gradients of A, b and h0 (nil when h0 is
-// nil) (see AffineBackward).
-func (*Backend) MatrixScanBackward(A, b, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
-	op := scans.OpMatrixScan
-	defer guard(op, &err)
-	if err := onHost(op, []string{"A", "b", "h0", "h", "dh"}, A, b, h0, h, dh); err != nil {
-		return nil, nil, nil, err
+func elements(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
 	}
-	d, err := scans.CheckMatrixScanBackward(A, b, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	in := widen(A, b, h0, h, dh)
-	n := d.B * d.T * d.N
-	gA, gB, gH0 := make([]float32, n*4), make([]float32, n*2), optional(h0, d.B*d.N*2)
-	AffineBackward(d, in[0], in[2], in[3], in[4], gA, gB, gH0)
-	out, err := stores(A.DType(), [][]float32{gA, gB, gH0}, [][]int{A.Shape(), b.Shape(), shapeOf(h0)})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
+	return n
 }
 
-// MatrixAffineScan computes H_t = A_t H_{t-1} + X_t per kxk block acting
-// on kxv states (see AffineForward).
-func (*Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err error) {
-	op := scans.OpMatrixAffineScan
-	defer guard(op, &err)
-	if err := onHost(op, []string{"A", "X", "H0"}, A, X, H0); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckMatrixAffineScan(A, X, H0)
-	if err != nil {
-		return nil, err
-	}
-	in := widen(A, X, H0)
-	out := make([]float32, d.B*d.T*d.N*d.K*d.V)
-	AffineForward(d, in[0], in[1], in[2], out)
-	return store(A.DType(), out, X.Shape())
-}
-
-// MatrixAffineScanBackward returns the gradients of A, X and H0 (nil when
-// H0 is nil) (see AffineBackward).
-func (*Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
-	op := scans.OpMatrixAffineScan
-	defer guard(op, &err)
-	if err := onHost(op, []string{"A", "X", "H0", "H", "dH"}, A, X, H0, H, dH); err != nil {
-		return nil, nil, nil, err
-	}
-	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	in := widen(A, X, H0, H, dH)
-	n := d.B * d.T * d.N
-	gA, gX, gH0 := make([]float32, n*d.K*d.K), make([]float32, n*d.K*d.V), optional(H0, d.B*d.N*d.K*d.V)
-	AffineBackward(d, in[0], in[2], in[3], in[4], gA, gX, gH0)
-	out, err := stores(A.DType(), [][]float32{gA, gX, gH0}, [][]int{A.Shape(), X.Shape(), shapeOf(H0)})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], nil
-}
-
-// ParallelScanLog computes h_t = exp(log_coeffs_t) h_{t-1} +
-// exp(log_values_{t+1}), h_{-1} = exp(log_values_0), in log space (see
-// LogForward).
-func (*Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Tensor, err error) {
-	op := scans.OpParallelScanLog
-	defer guard(op, &err)
-	if err := onHost(op, []string{"log_coeffs", "log_values"}, logCoeffs, logValues); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckParallelScanLog(logCoeffs, logValues)
-	if err != nil {
-		return nil, err
-	}
-	in := widen(logCoeffs, logValues)
-	out := make([]float32, d.B*d.T*d.N)
-	LogForward(d, in[0], in[1], out)
-	return store(logCoeffs.DType(), out, logCoeffs.Shape())
-}
-
-// ParallelScanLogBackward returns the gradients of log_coeffs and
-// log_values (see LogBackward).
-func (*Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor) (dLogCoeffs, dLogValues scans.Tensor, err error) {
-	op := scans.OpParallelScanLog
-	defer guard(op, &err)
-	if err := onHost(op, []string{"log_coeffs", "log_values", "h", "dh"}, logCoeffs, logValues, h, dh); err != nil {
-		return nil, nil, err
-	}
-	d, err := scans.CheckParallelScanLogBackward(logCoeffs, logValues, h, dh)
-	if err != nil {
-		return nil, nil, err
-	}
-	in := widen(logCoeffs, logValues, h, dh)
-	gC, gV := make([]float32, d.B*d.T*d.N), make([]float32, d.B*(d.T+1)*d.N)
-	LogBackward(d, in[0], in[1], in[2], in[3], gC, gV)
-	out, err := stores(logCoeffs.DType(), [][]float32{gC, gV}, [][]int{logCoeffs.Shape(), logValues.Shape()})
-	if err != nil {
-		return nil, nil, err
-	}
-	return out[0], out[1], nil
-}
-
-// GivensScan computes h_t = sigma_t * R(theta_t) h_{t-1} + x_t without
-// forming R (see GivensForward).
-func (*Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, err error) {
-	op := scans.OpGivensScan
-	defer guard(op, &err)
-	if err := onHost(op, []string{"theta", "sigma", "x", "h0"}, theta, sigma, x, h0); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckGivensScan(theta, sigma, x, h0)
-	if err != nil {
-		return nil, err
-	}
-	in := widen(theta, sigma, x, h0)
-	out := make([]float32, d.B*d.T*d.N*d.K)
-	GivensForward(d, in[0], in[1], in[2], in[3], out)
-	return store(sigma.DType(), out, x.Shape())
-}
-
-// GivensScanBackward returns the gradients of theta, sigma, x and h0 (nil
-// when h0 is nil) (see GivensBackward).
-func (*Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
-	op := scans.OpGivensScan
-	defer guard(op, &err)
-	if err := onHost(op, []string{"theta", "sigma", "x", "h0", "h", "dh"}, theta, sigma, x, h0, h, dh); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	d, err := scans.CheckGivensScanBackward(theta, sigma, x, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	in := widen(theta, sigma, x, h0, h, dh)
-	n := d.B * d.T * d.N
-	gT, gS, gX := make([]float32, n*(d.K-1)), make([]float32, n*d.K), make([]float32, n*d.K)
-	gH0 := optional(h0, d.B*d.N*d.K)
-	GivensBackward(d, in[0], in[1], in[3], in[4], in[5], gT, gS, gX, gH0)
-	out, err := stores(sigma.DType(), [][]float32{gT, gS, gX, gH0},
-		[][]int{theta.Shape(), sigma.Shape(), x.Shape(), shapeOf(h0)})
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	return out[0], out[1], out[2], out[3], nil
-}
+func init() { scans.Register("eager", 0, func() scans.Backend { return New() }) }

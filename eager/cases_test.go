@@ -168,15 +168,15 @@ func (c opCase) tensors(t testing.TB, dt scans.DType) []scans.Tensor {
 func forward(be scans.Backend, op scans.Op, in []scans.Tensor) (scans.Tensor, error) {
 	switch op {
 	case scans.OpLinearScan:
-		return be.LinearScan(in[0], in[1], in[2])
+		return scans.Typed{Runner: be}.LinearScan(in[0], in[1], in[2])
 	case scans.OpMatrixScan:
-		return be.MatrixScan(in[0], in[1], in[2])
+		return scans.Typed{Runner: be}.MatrixScan(in[0], in[1], in[2])
 	case scans.OpMatrixAffineScan:
-		return be.MatrixAffineScan(in[0], in[1], in[2])
+		return scans.Typed{Runner: be}.MatrixAffineScan(in[0], in[1], in[2])
 	case scans.OpParallelScanLog:
-		return be.ParallelScanLog(in[0], in[1])
+		return scans.Typed{Runner: be}.ParallelScanLog(in[0], in[1])
 	}
-	return be.GivensScan(in[0], in[1], in[2], in[3])
+	return scans.Typed{Runner: be}.GivensScan(in[0], in[1], in[2], in[3])
 }
 
 // backward runs c's op's backward on the backend; the gradients come in
@@ -186,19 +186,19 @@ func backward(be scans.Backend, op scans.Op, in []scans.Tensor, h, dh scans.Tens
 	var err error
 	switch op {
 	case scans.OpLinearScan:
-		g[0], g[1], g[2], err = be.LinearScanBackward(in[0], in[1], in[2], h, dh)
+		g[0], g[1], g[2], err = scans.Typed{Runner: be}.LinearScanBackward(in[0], in[1], in[2], h, dh)
 		return g[:3], err
 	case scans.OpMatrixScan:
-		g[0], g[1], g[2], err = be.MatrixScanBackward(in[0], in[1], in[2], h, dh)
+		g[0], g[1], g[2], err = scans.Typed{Runner: be}.MatrixScanBackward(in[0], in[1], in[2], h, dh)
 		return g[:3], err
 	case scans.OpMatrixAffineScan:
-		g[0], g[1], g[2], err = be.MatrixAffineScanBackward(in[0], in[1], in[2], h, dh)
+		g[0], g[1], g[2], err = scans.Typed{Runner: be}.MatrixAffineScanBackward(in[0], in[1], in[2], h, dh)
 		return g[:3], err
 	case scans.OpParallelScanLog:
-		g[0], g[1], err = be.ParallelScanLogBackward(in[0], in[1], h, dh)
+		g[0], g[1], err = scans.Typed{Runner: be}.ParallelScanLogBackward(in[0], in[1], h, dh)
 		return g[:2], err
 	}
-	g[0], g[1], g[2], g[3], err = be.GivensScanBackward(in[0], in[1], in[2], in[3], h, dh)
+	g[0], g[1], g[2], g[3], err = scans.Typed{Runner: be}.GivensScanBackward(in[0], in[1], in[2], in[3], h, dh)
 	return g[:4], err
 }
 

@@ -53,6 +53,46 @@ func (backend) Download(t scans.Tensor) (*scans.Host, error) {
 
 func (backend) Release(scans.Tensor) error { return nil }
 
+// Run runs a call through the reference's own method for it.
+func (r backend) Run(c *scans.Call) (out []scans.Tensor, err error) {
+	if c == nil {
+		return nil, errors.New("float64: Run: nil call")
+	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	a := c.Args
+	var g [4]scans.Tensor
+	switch {
+	case c.Op == scans.OpLinearScan && c.Dir == scans.Forward:
+		g[0], err = r.LinearScan(a[0], a[1], a[2])
+	case c.Op == scans.OpLinearScan:
+		g[0], g[1], g[2], err = r.LinearScanBackward(a[0], a[1], a[2], a[3], a[4])
+	case c.Op == scans.OpMatrixScan && c.Dir == scans.Forward:
+		g[0], err = r.MatrixScan(a[0], a[1], a[2])
+	case c.Op == scans.OpMatrixScan:
+		g[0], g[1], g[2], err = r.MatrixScanBackward(a[0], a[1], a[2], a[3], a[4])
+	case c.Op == scans.OpMatrixAffineScan && c.Dir == scans.Forward:
+		g[0], err = r.MatrixAffineScan(a[0], a[1], a[2])
+	case c.Op == scans.OpMatrixAffineScan:
+		g[0], g[1], g[2], err = r.MatrixAffineScanBackward(a[0], a[1], a[2], a[3], a[4])
+	case c.Op == scans.OpParallelScanLog && c.Dir == scans.Forward:
+		g[0], err = r.ParallelScanLog(a[0], a[1])
+	case c.Op == scans.OpParallelScanLog:
+		g[0], g[1], err = r.ParallelScanLogBackward(a[0], a[1], a[2], a[3])
+	case c.Op == scans.OpGivensScan && c.Dir == scans.Forward:
+		g[0], err = r.GivensScan(a[0], a[1], a[2], a[3])
+	case c.Op == scans.OpGivensScan:
+		g[0], g[1], g[2], g[3], err = r.GivensScanBackward(a[0], a[1], a[2], a[3], a[4], a[5])
+	default:
+		return nil, fmt.Errorf("float64: %s: no reference", c.Op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return g[:len(c.Spec().Results(c.Dir))], nil
+}
+
 // f64 widens a host tensor (nil for an absent one).
 func f64(t scans.Tensor) ([]float64, error) {
 	if scans.IsNil(t) {

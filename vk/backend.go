@@ -58,6 +58,10 @@ type config struct {
 // Backend runs the scans on a Vulkan device. It implements scans.Backend
 // and scans.Instrumented. The zero value is not usable; call New.
 type Backend struct {
+	// Typed gives the backend the typed method of each operation
+	// (LinearScan, GivensScanBackward, ...).
+	scans.Typed
+
 	cfg    config
 	once   sync.Once
 	dev    *device
@@ -73,13 +77,19 @@ type Backend struct {
 // MINGRU_VK_DEVICE and MINGRU_VK_VALIDATION are read now (see the package
 // documentation).
 func New() *Backend {
-	return &Backend{cfg: config{
+	return newBackend(config{
 		loader:     "libvulkan.so.1",
 		device:     os.Getenv("MINGRU_VK_DEVICE"),
 		validation: os.Getenv("MINGRU_VK_VALIDATION") == "1",
 		pipeLog:    os.Getenv("MINGRU_VK_PIPELINE_LOG"),
 		guard:      guardFromEnv(),
-	}}
+	})
+}
+
+func newBackend(cfg config) *Backend {
+	b := &Backend{cfg: cfg}
+	b.Typed = scans.Typed{Runner: b}
+	return b
 }
 
 // Name implements scans.Backend; it is "vulkan".
@@ -338,3 +348,5 @@ var (
 	_ scans.CacheFlusher = (*Backend)(nil)
 	_ scans.Tensor       = (*Tensor)(nil)
 )
+
+func init() { scans.Register("vulkan", 20, func() scans.Backend { return New() }) }

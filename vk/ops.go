@@ -49,6 +49,51 @@ func (b *Backend) owns(op scans.Op, names []string, ts []scans.Tensor) error {
 	return nil
 }
 
+// runners maps each operation to the functions that run its forward and
+// its backward on a begun call.
+var runners = map[scans.Op][2]func(c *call, v []*Tensor) ([]scans.Tensor, error){
+	scans.OpLinearScan:       {linearForward, linearBackward},
+	scans.OpMatrixScan:       {affineForward, affineBackward},
+	scans.OpMatrixAffineScan: {affineForward, affineBackward},
+	scans.OpParallelScanLog:  {logForward, logBackward},
+	scans.OpGivensScan:       {givensForward, givensBackward},
+}
+
+// Run implements scans.Backend: it names any argument that is not one of
+// this backend's tensors, checks the call, checks the envelope and the
+// device (begin) and runs the operation's kernels.
+func (b *Backend) Run(sc *scans.Call) (out []scans.Tensor, err error) {
+	if sc == nil {
+		return nil, errors.New("vulkan: Run: nil call")
+	}
+	defer recoverTo(sc.Op, &err)
+	spec := sc.Spec()
+	if spec == nil {
+		return nil, sc.Check()
+	}
+	names := spec.ArgNames(sc.Dir)
+	if len(sc.Args) == len(names) {
+		if err := b.owns(sc.Op, names, sc.Args); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Check(); err != nil {
+		return nil, err
+	}
+	run, ok := runners[sc.Op]
+	if !ok {
+		return nil, fmt.Errorf("vulkan: %s: no kernels", sc.Op)
+	}
+	c, v, err := b.begin(sc.Op, sc.Dir, sc.Dims, names, sc.Args)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Dir == scans.Forward {
+		return run[0](c, v)
+	}
+	return run[1](c, v)
+}
+
 // begin checks that every non-nil argument is a live tensor of this
 // backend, that the shape is in the envelope and that the device is open.
 // ts are checked by owns and scans.Check* before begin is called.
@@ -187,21 +232,9 @@ func (c *call) elementwise(dir scans.Direction) kernel {
 	return k
 }
 
-// LinearScan implements scans.Backend.
-func (b *Backend) LinearScan(a, bb, h0 scans.Tensor) (h scans.Tensor, err error) {
-	op := scans.OpLinearScan
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"a", "b", "h0"}, []scans.Tensor{a, bb, h0}); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckLinearScan(a, bb, h0)
-	if err != nil {
-		return nil, err
-	}
-	c, v, err := b.begin(op, scans.Forward, d, []string{"a", "b", "h0"}, []scans.Tensor{a, bb, h0})
-	if err != nil {
-		return nil, err
-	}
+// linearForward runs linear_scan's forward on the call's tensors v.
+func linearForward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	d := c.dims
 	out, err := c.output(d.B, d.T, d.N)
 	if err != nil {
 		return nil, c.allocErr(err)
@@ -215,36 +248,24 @@ func (b *Backend) LinearScan(a, bb, h0 scans.Tensor) (h scans.Tensor, err error)
 	if err := c.run(k); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return []scans.Tensor{out}, nil
 }
 
-// LinearScanBackward implements scans.Backend.
-func (b *Backend) LinearScanBackward(a, bb, h0, h, dh scans.Tensor) (da, db, dh0 scans.Tensor, err error) {
-	op := scans.OpLinearScan
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"a", "b", "h0", "h", "dh"}, []scans.Tensor{a, bb, h0, h, dh}); err != nil {
-		return nil, nil, nil, err
-	}
-	d, err := scans.CheckLinearScanBackward(a, bb, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	c, v, err := b.begin(op, scans.Backward, d, []string{"a", "b", "h0", "h", "dh"}, []scans.Tensor{a, bb, h0, h, dh})
-	if err != nil {
-		return nil, nil, nil, err
-	}
+// linearBackward runs linear_scan's backward on the call's tensors v.
+func linearBackward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	d := c.dims
 	oa, err := c.output(d.B, d.T, d.N)
 	if err != nil {
-		return nil, nil, nil, c.allocErr(err)
+		return nil, c.allocErr(err)
 	}
 	ob, err := c.output(d.B, d.T, d.N)
 	if err != nil {
-		return nil, nil, nil, c.allocErr(err)
+		return nil, c.allocErr(err)
 	}
 	var o0 *Tensor
 	if v[2] != nil {
 		if o0, err = c.output(d.B, d.N); err != nil {
-			return nil, nil, nil, c.allocErr(err)
+			return nil, c.allocErr(err)
 		}
 	}
 	k := c.elementwise(scans.Backward)
@@ -255,26 +276,14 @@ func (b *Backend) LinearScanBackward(a, bb, h0, h, dh scans.Tensor) (da, db, dh0
 		k.flags = 1
 	}
 	if err := c.run(k); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	return oa, ob, tensorOrNil(o0), nil
+	return []scans.Tensor{oa, ob, tensorOrNil(o0)}, nil
 }
 
-// ParallelScanLog implements scans.Backend.
-func (b *Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Tensor, err error) {
-	op := scans.OpParallelScanLog
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"log_coeffs", "log_values"}, []scans.Tensor{logCoeffs, logValues}); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckParallelScanLog(logCoeffs, logValues)
-	if err != nil {
-		return nil, err
-	}
-	c, v, err := b.begin(op, scans.Forward, d, []string{"log_coeffs", "log_values"}, []scans.Tensor{logCoeffs, logValues})
-	if err != nil {
-		return nil, err
-	}
+// logForward runs parallel_scan_log's forward on the call's tensors v.
+func logForward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	d := c.dims
 	out, err := c.output(d.B, d.T, d.N)
 	if err != nil {
 		return nil, c.allocErr(err)
@@ -285,38 +294,26 @@ func (b *Backend) ParallelScanLog(logCoeffs, logValues scans.Tensor) (h scans.Te
 	if err := c.run(k); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return []scans.Tensor{out}, nil
 }
 
-// ParallelScanLogBackward implements scans.Backend.
-func (b *Backend) ParallelScanLogBackward(logCoeffs, logValues, h, dh scans.Tensor) (dLogCoeffs, dLogValues scans.Tensor, err error) {
-	op := scans.OpParallelScanLog
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"log_coeffs", "log_values", "h", "dh"}, []scans.Tensor{logCoeffs, logValues, h, dh}); err != nil {
-		return nil, nil, err
-	}
-	d, err := scans.CheckParallelScanLogBackward(logCoeffs, logValues, h, dh)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, v, err := b.begin(op, scans.Backward, d, []string{"log_coeffs", "log_values", "h", "dh"}, []scans.Tensor{logCoeffs, logValues, h, dh})
-	if err != nil {
-		return nil, nil, err
-	}
+// logBackward runs parallel_scan_log's backward on the call's tensors v.
+func logBackward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	d := c.dims
 	oc, err := c.output(d.B, d.T, d.N)
 	if err != nil {
-		return nil, nil, c.allocErr(err)
+		return nil, c.allocErr(err)
 	}
 	ov, err := c.output(d.B, d.T+1, d.N)
 	if err != nil {
-		return nil, nil, c.allocErr(err)
+		return nil, c.allocErr(err)
 	}
 	k := c.elementwise(scans.Backward)
 	td := d.T * d.N
 	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], td), c.in(v[1], td+d.N), c.in(v[2], td), c.in(v[3], td)
 	k.binds[4], k.binds[5] = c.out(oc, td), c.out(ov, td+d.N)
 	if err := c.run(k); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return oc, ov, nil
+	return []scans.Tensor{oc, ov}, nil
 }

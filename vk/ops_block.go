@@ -163,12 +163,10 @@ func (c *call) affineKernel(op scans.Op, dir scans.Direction) kernel {
 	return c.block(dir, 0)
 }
 
-// affine runs matrix_scan or matrix_affine_scan forward.
-func (b *Backend) affine(op scans.Op, d scans.Dims, A, X, H0 scans.Tensor) (scans.Tensor, error) {
-	c, v, err := b.begin(op, scans.Forward, d, []string{"A", xName(op), h0Name(op)}, []scans.Tensor{A, X, H0})
-	if err != nil {
-		return nil, err
-	}
+// affineForward runs matrix_scan or matrix_affine_scan forward.
+func affineForward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	op := c.op
+	d := c.dims
 	shape := stateShape(op, d)
 	out, err := c.output(shape...)
 	if err != nil {
@@ -183,31 +181,28 @@ func (b *Backend) affine(op scans.Op, d scans.Dims, A, X, H0 scans.Tensor) (scan
 	if err := c.run(k); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return []scans.Tensor{out}, nil
 }
 
 // affineBackward runs matrix_scan or matrix_affine_scan backward.
-func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
-	names := []string{"A", xName(op), h0Name(op), stName(op), "d" + stName(op)}
-	c, v, err := b.begin(op, scans.Backward, d, names, []scans.Tensor{A, X, H0, H, dH})
-	if err != nil {
-		return nil, nil, nil, err
-	}
+func affineBackward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	op := c.op
+	d := c.dims
 	shape := stateShape(op, d)
 	aShape := append(append([]int(nil), shape[:3]...), d.K, d.K)
 	oA, err := c.output(aShape...)
 	if err != nil {
-		return nil, nil, nil, c.allocErr(err)
+		return nil, c.allocErr(err)
 	}
 	oX, err := c.output(shape...)
 	if err != nil {
-		return nil, nil, nil, c.allocErr(err)
+		return nil, c.allocErr(err)
 	}
 	var o0 *Tensor
 	if v[2] != nil {
 		s0 := append([]int{d.B}, shape[2:]...)
 		if o0, err = c.output(s0...); err != nil {
-			return nil, nil, nil, c.allocErr(err)
+			return nil, c.allocErr(err)
 		}
 	}
 	sa, sx, s0 := d.T*d.N*d.K*d.K, d.T*d.N*d.K*d.V, d.N*d.K*d.V
@@ -226,7 +221,7 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 		if c.dt != scans.F32 {
 			buf, err := c.scratchF32(int64(d.B) * int64(sx))
 			if err != nil {
-				return nil, nil, nil, c.allocErr(err)
+				return nil, c.allocErr(err)
 			}
 			g32 = operand{buf: buf, stride: int64(sx), esize: 4}
 			ks[0].spec[specWriteG32] = 1
@@ -241,9 +236,9 @@ func (b *Backend) affineBackward(op scans.Op, d scans.Dims, A, X, H0, H, dH scan
 		ks = append(ks, k1)
 	}
 	if err := c.run(ks...); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	return oA, oX, tensorOrNil(o0), nil
+	return []scans.Tensor{oA, oX, tensorOrNil(o0)}, nil
 }
 
 func xName(op scans.Op) string {
@@ -274,77 +269,9 @@ func stateShape(op scans.Op, d scans.Dims) []int {
 	return []int{d.B, d.T, d.N, d.K, d.V}
 }
 
-// MatrixScan implements scans.Backend.
-func (b *Backend) MatrixScan(A, bb, h0 scans.Tensor) (h scans.Tensor, err error) {
-	op := scans.OpMatrixScan
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"A", xName(op), h0Name(op)}, []scans.Tensor{A, bb, h0}); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckMatrixScan(A, bb, h0)
-	if err != nil {
-		return nil, err
-	}
-	return b.affine(op, d, A, bb, h0)
-}
-
-// MatrixScanBackward implements scans.Backend.
-func (b *Backend) MatrixScanBackward(A, bb, h0, h, dh scans.Tensor) (dA, db, dh0 scans.Tensor, err error) {
-	op := scans.OpMatrixScan
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"A", xName(op), h0Name(op), stName(op), "d" + stName(op)}, []scans.Tensor{A, bb, h0, h, dh}); err != nil {
-		return nil, nil, nil, err
-	}
-	d, err := scans.CheckMatrixScanBackward(A, bb, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return b.affineBackward(op, d, A, bb, h0, h, dh)
-}
-
-// MatrixAffineScan implements scans.Backend.
-func (b *Backend) MatrixAffineScan(A, X, H0 scans.Tensor) (H scans.Tensor, err error) {
-	op := scans.OpMatrixAffineScan
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"A", xName(op), h0Name(op)}, []scans.Tensor{A, X, H0}); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckMatrixAffineScan(A, X, H0)
-	if err != nil {
-		return nil, err
-	}
-	return b.affine(op, d, A, X, H0)
-}
-
-// MatrixAffineScanBackward implements scans.Backend.
-func (b *Backend) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (dA, dX, dH0 scans.Tensor, err error) {
-	op := scans.OpMatrixAffineScan
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"A", xName(op), h0Name(op), stName(op), "d" + stName(op)}, []scans.Tensor{A, X, H0, H, dH}); err != nil {
-		return nil, nil, nil, err
-	}
-	d, err := scans.CheckMatrixAffineScanBackward(A, X, H0, H, dH)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return b.affineBackward(op, d, A, X, H0, H, dH)
-}
-
-// GivensScan implements scans.Backend.
-func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, err error) {
-	op := scans.OpGivensScan
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"theta", "sigma", "x", "h0"}, []scans.Tensor{theta, sigma, x, h0}); err != nil {
-		return nil, err
-	}
-	d, err := scans.CheckGivensScan(theta, sigma, x, h0)
-	if err != nil {
-		return nil, err
-	}
-	c, v, err := b.begin(op, scans.Forward, d, []string{"theta", "sigma", "x", "h0"}, []scans.Tensor{theta, sigma, x, h0})
-	if err != nil {
-		return nil, err
-	}
+// givensForward runs givens_scan's forward on the call's tensors v.
+func givensForward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	d := c.dims
 	out, err := c.output(d.B, d.T, d.N, d.K)
 	if err != nil {
 		return nil, c.allocErr(err)
@@ -359,34 +286,23 @@ func (b *Backend) GivensScan(theta, sigma, x, h0 scans.Tensor) (h scans.Tensor, 
 	if err := c.run(k); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return []scans.Tensor{out}, nil
 }
 
-// GivensScanBackward implements scans.Backend. It reads only theta, sigma,
-// h0, the forward output h and dh, and allocates nothing besides its
-// outputs.
-func (b *Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma, dx, dh0 scans.Tensor, err error) {
-	op := scans.OpGivensScan
-	defer recoverTo(op, &err)
-	if err := b.owns(op, []string{"theta", "sigma", "x", "h0", "h", "dh"}, []scans.Tensor{theta, sigma, x, h0, h, dh}); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	d, err := scans.CheckGivensScanBackward(theta, sigma, x, h0, h, dh)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	c, v, err := b.begin(op, scans.Backward, d, []string{"theta", "sigma", "x", "h0", "h", "dh"}, []scans.Tensor{theta, sigma, x, h0, h, dh})
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
+// givensBackward runs givens_scan's backward on the call's tensors v.
+// It reads only theta, sigma, h0, the forward output h and dh, and
+// allocates nothing besides its outputs.
+func givensBackward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	d := c.dims
 	var outs [4]*Tensor
+	var err error
 	shapes := [][]int{{d.B, d.T, d.N, d.K - 1}, {d.B, d.T, d.N, d.K}, {d.B, d.T, d.N, d.K}, {d.B, d.N, d.K}}
 	for i, s := range shapes {
 		if i == 3 && v[3] == nil {
 			break
 		}
 		if outs[i], err = c.output(s...); err != nil {
-			return nil, nil, nil, nil, c.allocErr(err)
+			return nil, c.allocErr(err)
 		}
 	}
 	k := c.block(scans.Backward, 0)
@@ -398,7 +314,7 @@ func (b *Backend) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (d
 		k.flags = 1
 	}
 	if err := c.run(k); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, err
 	}
-	return outs[0], outs[1], outs[2], tensorOrNil(outs[3]), nil
+	return []scans.Tensor{outs[0], outs[1], outs[2], tensorOrNil(outs[3])}, nil
 }

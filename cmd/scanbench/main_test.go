@@ -86,32 +86,15 @@ func (f *fakeGPU) Download(t scans.Tensor) (*scans.Host, error) {
 	return h, err
 }
 
-func (f *fakeGPU) MatrixAffineScan(A, X, H0 scans.Tensor) (scans.Tensor, error) {
-	if d, err := scans.CheckMatrixAffineScan(A, X, H0); err == nil && !conformance.InEnvelope(scans.OpMatrixAffineScan, d) {
-		return nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpMatrixAffineScan, Reason: d.String()}
+// Run declines the shapes outside the envelope and runs the rest on eager.
+func (f *fakeGPU) Run(c *scans.Call) ([]scans.Tensor, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
 	}
-	return f.Backend.MatrixAffineScan(A, X, H0)
-}
-
-func (f *fakeGPU) MatrixAffineScanBackward(A, X, H0, H, dH scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	if d, err := scans.CheckMatrixAffineScan(A, X, H0); err == nil && !conformance.InEnvelope(scans.OpMatrixAffineScan, d) {
-		return nil, nil, nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpMatrixAffineScan, Reason: d.String()}
+	if !conformance.InEnvelope(c.Op, c.Dims) {
+		return nil, &scans.ScanFallback{Backend: "fakegpu", Op: c.Op, Reason: c.Dims.String()}
 	}
-	return f.Backend.MatrixAffineScanBackward(A, X, H0, H, dH)
-}
-
-func (f *fakeGPU) GivensScan(theta, sigma, x, h0 scans.Tensor) (scans.Tensor, error) {
-	if d, err := scans.CheckGivensScan(theta, sigma, x, h0); err == nil && !conformance.InEnvelope(scans.OpGivensScan, d) {
-		return nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpGivensScan, Reason: d.String()}
-	}
-	return f.Backend.GivensScan(theta, sigma, x, h0)
-}
-
-func (f *fakeGPU) GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (scans.Tensor, scans.Tensor, scans.Tensor, scans.Tensor, error) {
-	if d, err := scans.CheckGivensScan(theta, sigma, x, h0); err == nil && !conformance.InEnvelope(scans.OpGivensScan, d) {
-		return nil, nil, nil, nil, &scans.ScanFallback{Backend: "fakegpu", Op: scans.OpGivensScan, Reason: d.String()}
-	}
-	return f.Backend.GivensScanBackward(theta, sigma, x, h0, h, dh)
+	return f.Backend.Run(c)
 }
 
 func (f *fakeGPU) LastKernelTime() (time.Duration, bool) { return 10 * time.Microsecond, true }
