@@ -132,6 +132,14 @@ type Call struct {
 	Op   Op
 	Dir  Direction
 	Args []Tensor
+	// Out, when not nil, holds tensors the results are written into, in
+	// Spec(Op).Results(Dir) order, so that a loop allocates its outputs
+	// once. Each must be of the backend that runs the call, of the
+	// result's shape and the call's element type, and must not be an
+	// argument or another output: no operation runs in place. The entry of
+	// a gradient whose optional input is absent is nil. Run then returns
+	// these tensors.
+	Out []Tensor
 
 	// Dims and DType are the call's sizes and element type, set by Check.
 	Dims  Dims
@@ -190,8 +198,121 @@ func (c *Call) Check() error {
 			break
 		}
 	}
+	if err := c.checkOut(s); err != nil {
+		return err
+	}
 	c.Dims, c.checked = d, true
 	return nil
+}
+
+// ResultShapes is the shape of each result of a call whose arguments have
+// passed their shape checks, in Results order: nil for the gradient of an
+// absent optional input.
+func (c *Call) ResultShapes() [][]int {
+	s := c.Spec()
+	if s == nil {
+		return nil
+	}
+	if c.Dir == Forward {
+		for i, in := range s.Inputs {
+			if in.Dims == s.Output.Dims && i < len(c.Args) && !IsNil(c.Args[i]) {
+				return [][]int{c.Args[i].Shape()}
+			}
+		}
+		return [][]int{nil}
+	}
+	out := make([][]int, len(s.Inputs))
+	for i := range s.Inputs {
+		if i < len(c.Args) && !IsNil(c.Args[i]) {
+			out[i] = c.Args[i].Shape()
+		}
+	}
+	return out
+}
+
+// OutName is how errors name result i of the call: "output h", "output da".
+func (c *Call) OutName(i int) string {
+	if s := c.Spec(); s != nil {
+		if r := s.Results(c.Dir); i < len(r) {
+			return "output " + r[i].Name
+		}
+	}
+	return fmt.Sprintf("output %d", i)
+}
+
+// checkOut checks the caller-given outputs, if any: their number, presence,
+// shape, element type and location, and that none is an argument or
+// another output.
+func (c *Call) checkOut(s *OpSpec) error {
+	if c.Out == nil {
+		return nil
+	}
+	res := s.Results(c.Dir)
+	if len(c.Out) != len(res) {
+		return fmt.Errorf("scans: %s %s: Out holds %d tensors, want %d (%s)",
+			c.Op, c.Dir, len(c.Out), len(res), strings.Join(resultNames(res), ", "))
+	}
+	loc := ""
+	for _, t := range c.Args {
+		if !IsNil(t) {
+			loc = t.Location()
+			break
+		}
+	}
+	for i, shape := range c.ResultShapes() {
+		o := c.Out[i]
+		name := c.OutName(i)
+		switch {
+		case shape == nil && !IsNil(o):
+			return &ArgError{Op: c.Op, Arg: name, Want: "nil (its input is absent)", Got: ShapeString(o.DType(), o.Shape())}
+		case shape == nil:
+			continue
+		case IsNil(o):
+			return &ArgError{Op: c.Op, Arg: name, Want: ShapeString(c.DType, shape), Got: "nil"}
+		case o.DType() != c.DType || !equalShape(o.Shape(), shape):
+			return &ArgError{Op: c.Op, Arg: name, Want: ShapeString(c.DType, shape), Got: ShapeString(o.DType(), o.Shape())}
+		case o.Location() != loc:
+			return &ArgError{Op: c.Op, Arg: name, Want: "a tensor on " + loc + " like the arguments",
+				Got: ShapeString(o.DType(), o.Shape()) + " on " + o.Location()}
+		}
+		for j, a := range c.Args {
+			if !IsNil(a) && sameTensor(a, o) {
+				return &ArgError{Op: c.Op, Arg: name, Want: "a tensor that is not an argument (no operation runs in place)",
+					Got: "argument " + c.ArgName(j)}
+			}
+		}
+		for j := 0; j < i; j++ {
+			if !IsNil(c.Out[j]) && sameTensor(c.Out[j], o) {
+				return &ArgError{Op: c.Op, Arg: name, Want: "a tensor of its own", Got: "the tensor of " + c.OutName(j)}
+			}
+		}
+	}
+	return nil
+}
+
+// Aliaser is implemented by tensors that can share memory with another
+// tensor without being the same value (a view, a wrapped buffer): Aliases
+// reports whether the two overlap.
+type Aliaser interface {
+	Aliases(other Tensor) bool
+}
+
+func sameTensor(a, b Tensor) bool {
+	if x, ok := a.(Aliaser); ok && x.Aliases(b) {
+		return true
+	}
+	if x, ok := b.(Aliaser); ok && x.Aliases(a) {
+		return true
+	}
+	return a == b
+}
+
+func resultNames(r []ArgSpec) []string {
+	n := make([]string, len(r))
+	for i, a := range r {
+		n[i] = a.Name
+	}
+	return n
 }
 
 // Checked reports whether Check has passed.
@@ -201,7 +322,8 @@ func (c *Call) Checked() bool { return c.checked }
 // same tensors elsewhere (moved to another backend, say). The copy is
 // checked, without checking its shapes again, when c is and every
 // argument has the shape, element type and presence of the one it
-// replaces; otherwise it is unchecked.
+// replaces; otherwise it is unchecked. The copy has no Out: its results
+// are new tensors where its arguments live.
 func (c *Call) WithArgs(args []Tensor) *Call {
 	n := &Call{Op: c.Op, Dir: c.Dir, Args: args, Dims: c.Dims, DType: c.DType}
 	if !c.checked || len(args) != len(c.Args) {

@@ -132,3 +132,109 @@ func TestCallWithArgs(t *testing.T) {
 		t.Error("a dropped argument kept the call checked")
 	}
 }
+
+// Out is checked: its length, each output's presence, shape, element type
+// and location, and that none is an argument, another output, or a host
+// tensor sharing an argument's memory; the check names the output.
+func TestCallOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	for _, op := range Ops {
+		spec := Spec(op)
+		for _, dir := range []Direction{Forward, Backward} {
+			d := dimsFor(op, rng)
+			dt := []DType{F32, F16, BF16}[rng.IntN(3)]
+			var args []Tensor
+			for _, a := range spec.Args(dir) {
+				args = append(args, tensorFor(t, rng, a, d, dt))
+			}
+			probe, err := NewCall(op, dir, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shapes := probe.ResultShapes()
+			res := spec.Results(dir)
+			if len(shapes) != len(res) {
+				t.Fatalf("%s %s: %d result shapes, want %d", op, dir, len(shapes), len(res))
+			}
+			good := func() []Tensor {
+				out := make([]Tensor, len(shapes))
+				for i, s := range shapes {
+					if s == nil {
+						t.Fatalf("%s %s: result %s has no shape with every input given", op, dir, res[i].Name)
+					}
+					h, _ := NewHost(dt, s...)
+					out[i] = h
+				}
+				return out
+			}
+			if _, err := (&Call{Op: op, Dir: dir, Args: args, Out: good()}).checkAll(); err != nil {
+				t.Fatalf("%s %s with good outputs: %v", op, dir, err)
+			}
+			named := func(what string, out []Tensor, i int) {
+				t.Helper()
+				_, err := (&Call{Op: op, Dir: dir, Args: args, Out: out}).checkAll()
+				var ae *ArgError
+				if !errors.As(err, &ae) || ae.Arg != "output "+res[i].Name {
+					t.Errorf("%s %s, %s: got %v, want an ArgError naming output %s", op, dir, what, err, res[i].Name)
+				}
+			}
+			i := rng.IntN(len(shapes))
+			out := good()
+			out[i] = nil
+			named("a nil output", out, i)
+			out = good()
+			wrong := append(append([]int(nil), shapes[i]...), 2)
+			out[i], _ = NewHost(dt, wrong...)
+			named("a wrong shape", out, i)
+			out = good()
+			other := F32
+			if dt == F32 {
+				other = BF16
+			}
+			out[i], _ = NewHost(other, shapes[i]...)
+			named("a wrong type", out, i)
+			for j, a := range args {
+				if equalShape(a.Shape(), shapes[i]) {
+					out = good()
+					out[i] = args[j]
+					named("an argument as output", out, i)
+					h := args[j].(*Host)
+					view := &Host{dtype: h.dtype, shape: h.shape, f32: h.f32, u16: h.u16}
+					out[i] = view
+					named("a host tensor sharing an argument's memory", out, i)
+					break
+				}
+			}
+			if len(shapes) > 1 {
+				out = good()
+				for j := range shapes {
+					if j != i && equalShape(shapes[j], shapes[i]) {
+						out[max(i, j)] = out[min(i, j)]
+						named("one tensor as two outputs", out, max(i, j))
+						break
+					}
+				}
+			}
+			if _, err := (&Call{Op: op, Dir: dir, Args: args, Out: good()[:len(shapes)-1]}).checkAll(); err == nil {
+				t.Errorf("%s %s: Out one short passed", op, dir)
+			}
+			if init := spec.InitArg(); dir == Backward && init >= 0 {
+				cut := append([]Tensor(nil), args...)
+				cut[init] = nil
+				out := good()
+				c := &Call{Op: op, Dir: dir, Args: cut, Out: out}
+				var ae *ArgError
+				if _, err := c.checkAll(); !errors.As(err, &ae) || ae.Arg != "output "+res[init].Name {
+					t.Errorf("%s %s: an output for the absent %s's gradient: %v", op, dir, spec.Inputs[init].Name, err)
+				}
+				out[init] = nil
+				if _, err := (&Call{Op: op, Dir: dir, Args: cut, Out: out}).checkAll(); err != nil {
+					t.Errorf("%s %s: nil output for the absent %s's gradient: %v", op, dir, spec.Inputs[init].Name, err)
+				}
+			}
+		}
+	}
+}
+
+// checkAll checks c and returns it.
+func (c *Call) checkAll() (*Call, error) { return c, c.Check() }

@@ -3,6 +3,7 @@ package scans
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 )
 
 // Tensor is a dense row-major tensor held by some backend: host memory for
@@ -198,6 +199,37 @@ func (h *Host) SetFloat32s(src []float32) {
 			h.u16[i] = BF16FromFloat32(v)
 		}
 	}
+}
+
+// CopyFrom copies src's elements into h, which must have src's element
+// type and shape.
+func (h *Host) CopyFrom(src *Host) error {
+	if src == nil || src.dtype != h.dtype || !equalShape(src.shape, h.shape) {
+		return fmt.Errorf("scans: CopyFrom: want %v, got %v", h, src)
+	}
+	copy(h.f32, src.f32)
+	copy(h.u16, src.u16)
+	return nil
+}
+
+// Aliases implements Aliaser: whether other is a host tensor whose
+// elements share memory with h's.
+func (h *Host) Aliases(other Tensor) bool {
+	o, ok := other.(*Host)
+	if !ok || o == nil {
+		return false
+	}
+	return overlaps(h.f32, o.f32) || overlaps(h.u16, o.u16)
+}
+
+func overlaps[E any](a, b []E) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	var e E
+	size := uintptr(unsafe.Sizeof(e))
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b))*size && b0 < a0+uintptr(len(a))*size
 }
 
 // Float64s returns every element widened to float64.

@@ -20,6 +20,8 @@ type Backend struct {
 	// Typed gives the backend the typed method of each operation
 	// (LinearScan, GivensScanBackward, ...).
 	scans.Typed
+
+	life scans.Lifecycle // Close
 }
 
 // New returns the eager backend.
@@ -51,7 +53,12 @@ func (*Backend) Status() scans.Status {
 func (*Backend) Supports(op scans.Op, d scans.Dims, dt scans.DType) error { return nil }
 
 // Upload returns a copy of h.
-func (*Backend) Upload(h *scans.Host) (scans.Tensor, error) {
+func (b *Backend) Upload(h *scans.Host) (scans.Tensor, error) {
+	leave, err := b.life.Enter()
+	if err != nil {
+		return nil, fmt.Errorf("eager: Upload: %w", err)
+	}
+	defer leave()
 	if h == nil {
 		return nil, fmt.Errorf("eager: Upload: nil tensor")
 	}
@@ -59,7 +66,12 @@ func (*Backend) Upload(h *scans.Host) (scans.Tensor, error) {
 }
 
 // Download returns a copy of t, which must be a *scans.Host.
-func (*Backend) Download(t scans.Tensor) (*scans.Host, error) {
+func (b *Backend) Download(t scans.Tensor) (*scans.Host, error) {
+	leave, err := b.life.Enter()
+	if err != nil {
+		return nil, fmt.Errorf("eager: Download: %w", err)
+	}
+	defer leave()
 	if scans.IsNil(t) {
 		return nil, fmt.Errorf("eager: Download: nil tensor")
 	}
@@ -70,8 +82,35 @@ func (*Backend) Download(t scans.Tensor) (*scans.Host, error) {
 	return h.Clone(), nil
 }
 
-// Release does nothing: host memory belongs to the garbage collector.
-func (*Backend) Release(t scans.Tensor) error { return nil }
+// Release does nothing (host memory belongs to the garbage collector)
+// but return an error after Close.
+func (b *Backend) Release(t scans.Tensor) error {
+	leave, err := b.life.Enter()
+	if err != nil {
+		return fmt.Errorf("eager: Release: %w", err)
+	}
+	leave()
+	return nil
+}
+
+// NewQueue implements scans.Queuer with a queue that runs each call at
+// once (scans.NewImmediateQueue): eager's calls are synchronous.
+func (b *Backend) NewQueue() (scans.Queue, error) {
+	leave, err := b.life.Enter()
+	if err != nil {
+		return nil, fmt.Errorf("eager: NewQueue: %w", err)
+	}
+	leave()
+	return scans.NewImmediateQueue(b), nil
+}
+
+// Close implements io.Closer. Eager holds no memory of its own; after
+// Close, as on every backend, each call returns an error wrapping
+// scans.ErrClosed.
+func (b *Backend) Close() error {
+	b.life.Close(func() {})
+	return nil
+}
 
 // guard turns a panic inside an operation into an error, so that none
 // escapes the Backend.
@@ -153,45 +192,37 @@ func stores(dt scans.DType, vals [][]float32, shapes [][]int) ([]scans.Tensor, e
 	return out, nil
 }
 
-func shapeOf(t scans.Tensor) []int {
-	if scans.IsNil(t) {
-		return nil
-	}
-	return t.Shape()
-}
-
 // kernel is an operation's pair of float32 kernels: the forward writes
-// out, whose shape is that of input shapeOf; the backward writes one
+// out (of the shape Call.ResultShapes gives); the backward writes one
 // gradient per input (nil for an absent optional input).
 type kernel struct {
-	shapeOf int
-	fwd     func(d scans.Dims, in [][]float32, out []float32)
-	bwd     func(d scans.Dims, in [][]float32, g [][]float32)
+	fwd func(d scans.Dims, in [][]float32, out []float32)
+	bwd func(d scans.Dims, in [][]float32, g [][]float32)
 }
 
 // kernels maps each operation to this package's kernels.
 var kernels = map[scans.Op]kernel{
-	scans.OpLinearScan: {0,
+	scans.OpLinearScan: {
 		func(d scans.Dims, in [][]float32, out []float32) { LinearForward(d, in[0], in[1], in[2], out) },
 		func(d scans.Dims, in [][]float32, g [][]float32) {
 			LinearBackward(d, in[0], in[2], in[3], in[4], g[0], g[1], g[2])
 		}},
-	scans.OpMatrixScan: {1,
+	scans.OpMatrixScan: {
 		func(d scans.Dims, in [][]float32, out []float32) { AffineForward(d, in[0], in[1], in[2], out) },
 		func(d scans.Dims, in [][]float32, g [][]float32) {
 			AffineBackward(d, in[0], in[2], in[3], in[4], g[0], g[1], g[2])
 		}},
-	scans.OpMatrixAffineScan: {1,
+	scans.OpMatrixAffineScan: {
 		func(d scans.Dims, in [][]float32, out []float32) { AffineForward(d, in[0], in[1], in[2], out) },
 		func(d scans.Dims, in [][]float32, g [][]float32) {
 			AffineBackward(d, in[0], in[2], in[3], in[4], g[0], g[1], g[2])
 		}},
-	scans.OpParallelScanLog: {0,
+	scans.OpParallelScanLog: {
 		func(d scans.Dims, in [][]float32, out []float32) { LogForward(d, in[0], in[1], out) },
 		func(d scans.Dims, in [][]float32, g [][]float32) {
 			LogBackward(d, in[0], in[1], in[2], in[3], g[0], g[1])
 		}},
-	scans.OpGivensScan: {2,
+	scans.OpGivensScan: {
 		func(d scans.Dims, in [][]float32, out []float32) { GivensForward(d, in[0], in[1], in[2], in[3], out) },
 		func(d scans.Dims, in [][]float32, g [][]float32) {
 			GivensBackward(d, in[0], in[1], in[3], in[4], in[5], g[0], g[1], g[2], g[3])
@@ -203,17 +234,31 @@ var kernels = map[scans.Op]kernel{
 // operation's kernel (see LinearForward, AffineForward, LogForward,
 // GivensForward and their backwards) and stores the results in the
 // inputs' element type.
-func (*Backend) Run(c *scans.Call) (res []scans.Tensor, err error) {
+func (b *Backend) Run(c *scans.Call) (res []scans.Tensor, err error) {
 	if c == nil {
 		return nil, errors.New("eager: Run: nil call")
 	}
 	defer guard(c.Op, &err)
+	leave, err := b.life.Enter()
+	if err != nil {
+		return nil, fmt.Errorf("eager: %s: %w", c.Op, err)
+	}
+	defer leave()
 	spec := c.Spec()
 	if spec == nil {
 		return nil, c.Check()
 	}
 	if err := onHost(c.Op, spec.ArgNames(c.Dir), c.Args...); err != nil {
 		return nil, err
+	}
+	if len(c.Out) == len(spec.Results(c.Dir)) {
+		names := make([]string, len(c.Out))
+		for i := range names {
+			names[i] = c.OutName(i)
+		}
+		if err := onHost(c.Op, names, c.Out...); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -223,25 +268,49 @@ func (*Backend) Run(c *scans.Call) (res []scans.Tensor, err error) {
 		return nil, fmt.Errorf("eager: %s: no kernel", c.Op)
 	}
 	in := widen(c.Args...)
+	shapes := c.ResultShapes()
+	vals := make([][]float32, len(shapes))
+	for i, s := range shapes {
+		if s == nil {
+			continue
+		}
+		if o := given(c, i); o != nil && o.DType() == scans.F32 {
+			// The kernels assign every element; clear keeps a kernel
+			// that accumulates from reading what the caller left.
+			vals[i] = o.Float32Data()
+			clear(vals[i])
+		} else {
+			vals[i] = make([]float32, elements(s))
+		}
+	}
 	if c.Dir == scans.Forward {
-		shape := c.Args[k.shapeOf].Shape()
-		out := make([]float32, elements(shape))
-		k.fwd(c.Dims, in, out)
-		t, err := store(c.DType, out, shape)
-		if err != nil {
-			return nil, err
-		}
-		return []scans.Tensor{t}, nil
+		k.fwd(c.Dims, in, vals[0])
+	} else {
+		k.bwd(c.Dims, in, vals)
 	}
-	inputs := c.Args[:len(spec.Inputs)]
-	g, shapes := make([][]float32, len(inputs)), make([][]int, len(inputs))
-	for i, t := range inputs {
-		if shapes[i] = shapeOf(t); shapes[i] != nil {
-			g[i] = make([]float32, elements(shapes[i]))
-		}
+	if c.Out == nil {
+		return stores(c.DType, vals, shapes)
 	}
-	k.bwd(c.Dims, in, g)
-	return stores(c.DType, g, shapes)
+	outs := make([]scans.Tensor, len(shapes))
+	for i, v := range vals {
+		o := given(c, i)
+		if o == nil {
+			continue
+		}
+		if o.DType() != scans.F32 {
+			o.SetFloat32s(v)
+		}
+		outs[i] = o
+	}
+	return outs, nil
+}
+
+// given is the caller's output i (scans.Call.Out), or nil.
+func given(c *scans.Call, i int) *scans.Host {
+	if c.Out == nil || scans.IsNil(c.Out[i]) {
+		return nil
+	}
+	return c.Out[i].(*scans.Host)
 }
 
 func elements(shape []int) int {
