@@ -70,6 +70,9 @@ type Backend struct {
 
 	lastNs atomic.Int64
 	lastOK atomic.Bool
+
+	life scans.Lifecycle // Close
+	tmu  sync.Mutex      // the queue bookkeeping of every Tensor
 }
 
 // New returns a Vulkan backend. It touches no driver: the loader is opened
@@ -110,11 +113,19 @@ func (b *Backend) device() (*device, error) {
 		}
 		b.dev = d
 	})
+	if b.err == nil && b.dev.isClosed() {
+		return nil, fmt.Errorf("vulkan: %w", scans.ErrClosed)
+	}
 	return b.dev, b.err
 }
 
+// unavailable is the error of a call that found no device: the backend
+// is closed, or the device could not be opened.
 func (b *Backend) unavailable() error {
 	_, err := b.device()
+	if errors.Is(err, scans.ErrClosed) {
+		return err
+	}
 	return &scans.UnavailableError{Backend: "vulkan", Reason: err.Error()}
 }
 
@@ -187,6 +198,11 @@ func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 	if h == nil {
 		return nil, errors.New("vk: Upload: nil host tensor")
 	}
+	leave, err := b.life.Enter()
+	if err != nil {
+		return nil, fmt.Errorf("vk: Upload: %w", err)
+	}
+	defer leave()
 	d, err := b.device()
 	if err != nil {
 		return nil, b.unavailable()
@@ -214,12 +230,20 @@ func (b *Backend) Download(t scans.Tensor) (h *scans.Host, err error) {
 	if vt.owner != b {
 		return nil, errors.New("vk: Download: the tensor belongs to another vulkan backend")
 	}
+	leave, err := b.life.Enter()
+	if err != nil {
+		return nil, fmt.Errorf("vk: Download: %w", err)
+	}
+	defer leave()
 	if vt.released.Load() {
 		return nil, errors.New("vk: Download: the tensor was released")
 	}
 	d, err := b.device()
 	if err != nil {
 		return nil, b.unavailable()
+	}
+	if err := b.settle(vt); err != nil {
+		return nil, fmt.Errorf("vk: Download %v: the queued work that writes it failed: %w", vt, err)
 	}
 	h, err = scans.NewHost(vt.dtype, vt.shape...)
 	if err != nil {
@@ -245,12 +269,66 @@ func (b *Backend) Release(t scans.Tensor) (err error) {
 	if vt.owner != b {
 		return errors.New("vk: Release: the tensor belongs to another vulkan backend")
 	}
+	leave, err := b.life.Enter()
+	if err != nil {
+		return fmt.Errorf("vk: Release: %w", err)
+	}
+	defer leave()
 	if vt.released.Swap(true) {
 		return errors.New("vk: Release: the tensor was already released")
 	}
-	b.dev.free(vt.buf)
+	b.tmu.Lock()
+	if vt.uses > 0 {
+		// Enqueued work still uses it: its queue frees it when done.
+		vt.freeLater = true
+		b.tmu.Unlock()
+		return nil
+	}
+	buf := vt.buf
 	vt.buf = nil
+	b.tmu.Unlock()
+	b.dev.free(buf)
 	return nil
+}
+
+// Close implements io.Closer: it waits for the calls in flight, drops
+// what queues hold unsubmitted, and frees every device object, tensors
+// and cache included. Every later call returns an error wrapping
+// scans.ErrClosed. Closing twice is a no-op.
+func (b *Backend) Close() error {
+	b.life.Close(func() {
+		if d, err := b.device(); err == nil {
+			d.destroy()
+		}
+	})
+	return nil
+}
+
+// CachedBytes implements scans.MemoryPool: the device memory of released
+// tensors and scratch, kept for reuse.
+func (b *Backend) CachedBytes() int64 {
+	leave, err := b.life.Enter()
+	if err != nil {
+		return 0
+	}
+	defer leave()
+	if d, err := b.device(); err == nil {
+		_, c := d.memory()
+		return c
+	}
+	return 0
+}
+
+// EmptyCache implements scans.MemoryPool.
+func (b *Backend) EmptyCache() {
+	leave, err := b.life.Enter()
+	if err != nil {
+		return
+	}
+	defer leave()
+	if d, err := b.device(); err == nil {
+		d.emptyCache()
+	}
 }
 
 func (b *Backend) newTensor(d *device, dt scans.DType, shape []int) (*Tensor, error) {
@@ -346,6 +424,8 @@ var (
 	_ scans.Backend      = (*Backend)(nil)
 	_ scans.Instrumented = (*Backend)(nil)
 	_ scans.CacheFlusher = (*Backend)(nil)
+	_ scans.MemoryPool   = (*Backend)(nil)
+	_ scans.Queuer       = (*Backend)(nil)
 	_ scans.Tensor       = (*Tensor)(nil)
 )
 

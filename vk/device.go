@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
+
+	"github.com/mingru/scans/internal/pool"
 )
 
 // resultError is a failed VkResult.
@@ -83,6 +85,9 @@ type device struct {
 	stagePtr      unsafe.Pointer
 	memMu         sync.Mutex
 	held, peak    int64
+	cache         pool.Cache[*buffer]  // released buffers by size class
+	live          map[*buffer]struct{} // buffers alloc handed out and free has not taken back
+	closed        bool                 // set by close: free releases to the driver
 
 	lastDispatches atomic.Int64 // dispatches recorded by the last run (tests)
 
@@ -399,10 +404,12 @@ func (d *device) createDevice() error {
 	return nil
 }
 
-// destroy frees everything the device holds (used when opening fails).
+// destroy frees everything the device holds (when opening fails, and at
+// Close).
 func (d *device) destroy() {
 	if d.dev != nil {
 		vk.DeviceWaitIdle(d.dev)
+		d.freeAll()
 		for _, c := range d.ctxFree {
 			vk.DestroyQueryPool(d.dev, c.qpool, nil)
 			vk.DestroyDescriptorPool(d.dev, c.dpool, nil)
@@ -416,7 +423,7 @@ func (d *device) destroy() {
 			vk.DestroyShaderModule(d.dev, m, nil)
 		}
 		if d.placeholder != nil {
-			d.free(d.placeholder)
+			d.freeRaw(d.placeholder)
 		}
 		if d.staging != nil {
 			vk.UnmapMemory(d.dev, d.staging.mem)

@@ -34,15 +34,14 @@ func (d *device) guardBytes() int64 {
 	return 0
 }
 
-// setGuard makes the last guardBytes of b, allocated as size bytes of
-// contents and its guard, the guard region, and fills it.
+// setGuard makes the guardBytes of b after its first size bytes, which it
+// has room for, the guard region, and fills it.
 func (d *device) setGuard(b *buffer, size int64) error {
 	g := d.guardBytes()
 	if g == 0 {
 		return nil
 	}
 	b.size, b.guard = size, g
-	b.charge -= g // PeakBytes counts the contents, as without guards
 	return d.transferAt(b, size, guardFill(g), true)
 }
 

@@ -7,14 +7,17 @@ import (
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
+
+	"github.com/mingru/scans/internal/pool"
 )
 
 // buffer is one device buffer with its own memory.
 type buffer struct {
 	buf    vk.Buffer
 	mem    vk.DeviceMemory
-	size   int64 // bytes allocated for the buffer's contents (a multiple of 4)
+	size   int64 // bytes of the buffer's contents now (a multiple of 4)
 	guard  int64 // bytes of guard region after the contents (see guard.go)
+	class  int64 // the size class it was made for (0: not pooled)
 	charge int64 // bytes of device memory counted against the peak
 	host   bool  // host-visible (mapped directly for transfers)
 }
@@ -121,14 +124,31 @@ func (d *device) freeRaw(b *buffer) {
 	vk.FreeMemory(d.dev, b.mem, nil)
 }
 
-// alloc creates a device buffer and counts it for PeakBytes. With guards
-// on, the buffer has a guard region after its contents (see guard.go).
+// alloc returns a device buffer of at least size bytes and counts its
+// size class for PeakBytes: a cached buffer of the class when the pool
+// holds one, else a new one. With guards on, the buffer has a guard
+// region after its contents (see guard.go).
 func (d *device) alloc(size int64) (*buffer, error) {
 	size = (size + 3) &^ 3
-	b, err := d.allocRaw(size+d.guardBytes(), false)
-	if err != nil {
-		return nil, err
+	class := pool.Class(size)
+	d.memMu.Lock()
+	b, _ := d.cache.Get(class)
+	d.memMu.Unlock()
+	if b == nil {
+		var err error
+		if b, err = d.allocRaw(class+d.guardBytes(), false); err != nil {
+			// The cache may hold what the device needs: free it and
+			// try once more.
+			if d.emptyCache() == 0 {
+				return nil, err
+			}
+			if b, err = d.allocRaw(class+d.guardBytes(), false); err != nil {
+				return nil, err
+			}
+		}
+		b.class, b.charge = class, class
 	}
+	b.size = size
 	if err := d.setGuard(b, size); err != nil {
 		d.freeRaw(b)
 		return nil, err
@@ -138,18 +158,70 @@ func (d *device) alloc(size int64) (*buffer, error) {
 	if d.held > d.peak {
 		d.peak = d.held
 	}
+	if d.live == nil {
+		d.live = map[*buffer]struct{}{}
+	}
+	d.live[b] = struct{}{}
 	d.memMu.Unlock()
 	return b, nil
 }
 
+// free returns b to the pool. The caller guarantees that no submitted
+// work still uses it.
 func (d *device) free(b *buffer) {
 	if b == nil {
 		return
 	}
-	d.freeRaw(b)
 	d.memMu.Lock()
 	d.held -= b.charge
+	delete(d.live, b)
+	if b.class == 0 || d.closed {
+		d.memMu.Unlock()
+		d.freeRaw(b)
+		return
+	}
+	d.cache.Put(b.class, b)
 	d.memMu.Unlock()
+}
+
+// freeAll frees every buffer alloc handed out and the cache, for close:
+// from then on free returns buffers to the driver.
+func (d *device) freeAll() {
+	d.memMu.Lock()
+	d.closed = true
+	live := d.live
+	d.live = nil
+	d.memMu.Unlock()
+	for b := range live {
+		d.freeRaw(b)
+	}
+	d.emptyCache()
+}
+
+// isClosed reports whether freeAll has run.
+func (d *device) isClosed() bool {
+	d.memMu.Lock()
+	defer d.memMu.Unlock()
+	return d.closed
+}
+
+// emptyCache frees every cached buffer and returns the bytes freed.
+func (d *device) emptyCache() int64 {
+	d.memMu.Lock()
+	n := d.cache.Bytes()
+	bufs := d.cache.Drain()
+	d.memMu.Unlock()
+	for _, b := range bufs {
+		d.freeRaw(b)
+	}
+	return n
+}
+
+// memory reports the bytes held by tensors and scratch, and by the cache.
+func (d *device) memory() (held, cached int64) {
+	d.memMu.Lock()
+	defer d.memMu.Unlock()
+	return d.held, d.cache.Bytes()
 }
 
 func (d *device) peakBytes() int64 {

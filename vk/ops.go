@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/internal/angles"
 )
 
 // hostBytes is a byte view of a host tensor's data (little-endian f32 or
@@ -24,10 +25,16 @@ type call struct {
 	b       *Backend
 	dev     *device
 	op      scans.Op
+	dir     scans.Direction
 	dims    scans.Dims
 	dt      scans.DType
-	outs    []*Tensor
+	outs    []*Tensor // outputs this call allocated
+	given   []*Tensor // the caller's outputs (scans.Call.Out), or nil
+	next    int       // the next of given to hand out
+	ins     []*Tensor // the arguments
+	written []*Tensor // every output, made or given
 	scratch []*buffer
+	q       *Queue // where the kernels go; nil runs them now
 }
 
 // owns checks, before any shape check, that every non-nil argument is one
@@ -63,10 +70,20 @@ var runners = map[scans.Op][2]func(c *call, v []*Tensor) ([]scans.Tensor, error)
 // this backend's tensors, checks the call, checks the envelope and the
 // device (begin) and runs the operation's kernels.
 func (b *Backend) Run(sc *scans.Call) (out []scans.Tensor, err error) {
+	return b.run(sc, nil)
+}
+
+// run runs sc now (q nil) or enqueues it on q.
+func (b *Backend) run(sc *scans.Call, q *Queue) (out []scans.Tensor, err error) {
 	if sc == nil {
 		return nil, errors.New("vulkan: Run: nil call")
 	}
 	defer recoverTo(sc.Op, &err)
+	leave, err := b.life.Enter()
+	if err != nil {
+		return nil, fmt.Errorf("vulkan: %s: %w", sc.Op, err)
+	}
+	defer leave()
 	spec := sc.Spec()
 	if spec == nil {
 		return nil, sc.Check()
@@ -74,6 +91,15 @@ func (b *Backend) Run(sc *scans.Call) (out []scans.Tensor, err error) {
 	names := spec.ArgNames(sc.Dir)
 	if len(sc.Args) == len(names) {
 		if err := b.owns(sc.Op, names, sc.Args); err != nil {
+			return nil, err
+		}
+	}
+	if len(sc.Out) == len(spec.Results(sc.Dir)) {
+		outNames := make([]string, len(sc.Out))
+		for i := range outNames {
+			outNames[i] = sc.OutName(i)
+		}
+		if err := b.owns(sc.Op, outNames, sc.Out); err != nil {
 			return nil, err
 		}
 	}
@@ -88,6 +114,20 @@ func (b *Backend) Run(sc *scans.Call) (out []scans.Tensor, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if sc.Out != nil {
+		c.given = make([]*Tensor, len(sc.Out))
+		for i, t := range sc.Out {
+			if scans.IsNil(t) {
+				continue
+			}
+			vt := t.(*Tensor) // owns has checked it
+			if vt.released.Load() {
+				return nil, &scans.ArgError{Op: sc.Op, Arg: sc.OutName(i), Want: "a live tensor", Got: "a released tensor"}
+			}
+			c.given[i] = vt
+		}
+	}
+	c.dir, c.ins, c.q = sc.Dir, v, q
 	if sc.Dir == scans.Forward {
 		return run[0](c, v)
 	}
@@ -124,12 +164,28 @@ func (b *Backend) begin(op scans.Op, dir scans.Direction, d scans.Dims, names []
 	return &call{b: b, dev: dev, op: op, dims: d, dt: dt}, vts, nil
 }
 
+// output returns the next output: the caller's, when the call has Out
+// (the runners ask for their outputs in Results order), else a new tensor.
 func (c *call) output(shape ...int) (*Tensor, error) {
+	if c.given != nil {
+		for c.next < len(c.given) && c.given[c.next] == nil {
+			c.next++
+		}
+		if c.next == len(c.given) {
+			return nil, fmt.Errorf("vk: %s: more outputs asked for than given", c.op)
+		}
+		t := c.given[c.next]
+		c.next++
+		t.angles = angles.Any
+		c.written = append(c.written, t)
+		return t, nil
+	}
 	t, err := c.b.newTensor(c.dev, c.dt, shape)
 	if err != nil {
 		return nil, err
 	}
 	c.outs = append(c.outs, t)
+	c.written = append(c.written, t)
 	return t, nil
 }
 
@@ -162,6 +218,9 @@ func (c *call) out(t *Tensor, stride int) operand {
 // also frees the outputs and returns the error as a *scans.KernelError (or
 // a *scans.ScanFallback when a single batch entry cannot be bound).
 func (c *call) run(ks ...kernel) error {
+	if c.q != nil {
+		return c.enqueue(ks)
+	}
 	dur, ok, err := c.dev.run(ks, int64(c.dims.B), c.b.poison)
 	for _, s := range c.scratch {
 		c.dev.free(s)

@@ -5,6 +5,8 @@ package vk
 import (
 	"errors"
 	"time"
+
+	"github.com/mingru/scans"
 )
 
 // Without cgo there is no way to call the Vulkan loader: the backend
@@ -40,3 +42,22 @@ func (*device) flushCache() error                                      { return 
 func guardFromEnv() bool                                               { return false }
 
 func validationMessages() []string { return nil }
+
+// Queue is scans.Queue; without cgo there is no device to queue on.
+type Queue struct{}
+
+// Run returns why there is no device.
+func (*Queue) Run(*scans.Call) ([]scans.Tensor, error) { return nil, errNoCgo }
+
+// Wait returns why there is no device.
+func (*Queue) Wait() error { return errNoCgo }
+
+// NewQueue returns why there is no device.
+func (b *Backend) NewQueue() (scans.Queue, error) { return nil, b.unavailable() }
+
+func (*Backend) settle(*Tensor) error  { return nil }
+func (*call) enqueue([]kernel) error   { return errNoCgo }
+func (*device) isClosed() bool         { return false }
+func (*device) destroy()               {}
+func (*device) memory() (int64, int64) { return 0, 0 }
+func (*device) emptyCache() int64      { return 0 }

@@ -225,16 +225,27 @@ type dispatchRec struct {
 	gx, gy uint32
 }
 
-// run records every kernel over slices of the batch, with a barrier between
-// dispatches, optionally poisons the outputs first, submits and waits. It
-// returns the time between the timestamps around the dispatches.
-func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, error) {
+// batchOp is one operation made ready to record: its dispatches over the
+// slices of the batch, the outputs to poison first (tests), the kernels
+// whose guards to check and the scratch buffers to free once it has run.
+type batchOp struct {
+	name    string // "linear_scan forward", for errors
+	recs    []dispatchRec
+	fills   []operand
+	ks      []kernel
+	scratch []*buffer
+}
+
+// plan makes the dispatch records of every kernel over slices of the
+// batch (building their pipelines), with the outputs to poison first when
+// poison is set.
+func (d *device) plan(ks []kernel, B int64, poison bool) (*batchOp, error) {
 	bs, err := d.sliceSize(ks, B)
 	if err != nil {
-		return 0, false, err
+		return nil, err
 	}
 	bs = evenSlices(B, bs)
-	var recs []dispatchRec
+	op := &batchOp{ks: ks}
 	for b0 := int64(0); b0 < B; b0 += bs {
 		n := bs
 		if b0+n > B {
@@ -269,7 +280,7 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 			}
 			p, err := d.pipeline(k.module, spec)
 			if err != nil {
-				return 0, false, err
+				return nil, err
 			}
 			r.pipe = p
 			g := k.groups(n)
@@ -282,25 +293,57 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 			}
 			gy := (g + gx - 1) / gx
 			if gy > int64(d.maxGroups[1]) {
-				return 0, false, &scans.ScanFallback{Backend: "vulkan", Reason: fmt.Sprintf("%d workgroups exceed the device's dispatch limits", g)}
+				return nil, &scans.ScanFallback{Backend: "vulkan", Reason: fmt.Sprintf("%d workgroups exceed the device's dispatch limits", g)}
 			}
 			r.gx, r.gy = uint32(gx), uint32(gy)
-			recs = append(recs, r)
+			op.recs = append(op.recs, r)
 		}
 	}
+	if poison {
+		for _, k := range ks {
+			for _, o := range k.binds {
+				if o.buf != nil && o.out {
+					op.fills = append(op.fills, o)
+				}
+			}
+		}
+	}
+	return op, nil
+}
 
-	d.lastDispatches.Store(int64(len(recs)))
+// run plans the kernels and executes them at once: the synchronous path.
+// It returns the time between the timestamps around the dispatches.
+func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, error) {
+	op, err := d.plan(ks, B, poison)
+	if err != nil {
+		return 0, false, err
+	}
+	return d.execute([]*batchOp{op})
+}
+
+// execute records the operations into one command buffer, in order, with
+// a barrier before every dispatch but the first, submits it once and
+// waits for its fence. It returns the time between timestamps written
+// before the first dispatch and after the last.
+func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
+	n := 0
+	for _, op := range ops {
+		n += len(op.recs)
+	}
+	d.lastDispatches.Store(int64(n))
 	c, err := d.getCtx()
 	if err != nil {
 		return 0, false, err
 	}
 	defer d.putCtx(c)
-	if err := d.ensureSets(c, len(recs)); err != nil {
+	if err := d.ensureSets(c, n); err != nil {
 		return 0, false, err
 	}
-	infos := make([]bufferBinding, 0, len(recs)*maxBindings)
-	for i := range recs {
-		infos = append(infos, recs[i].infos[:]...)
+	infos := make([]bufferBinding, 0, n*maxBindings)
+	for _, op := range ops {
+		for i := range op.recs {
+			infos = append(infos, op.recs[i].infos[:]...)
+		}
 	}
 	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
 	if err := check(r, "allocate descriptor sets"); err != nil {
@@ -314,32 +357,37 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	if c.hasQry {
 		vk.CmdResetQueryPool(cmd, c.qpool, 0, 2)
 	}
-	if poison {
-		for _, k := range ks {
-			for _, o := range k.binds {
-				if o.buf != nil && o.out {
-					vk.CmdFillBuffer(cmd, o.buf.buf, 0, vk.DeviceSize(o.buf.size), o.poison)
-				}
+	push := new([4 + maxBindings]uint32)
+	set, recorded := 0, 0
+	for oi, op := range ops {
+		if len(op.fills) > 0 {
+			if recorded > 0 {
+				d.barrier(cmd, vk.AccessShaderReadBit|vk.AccessShaderWriteBit, vk.AccessTransferWriteBit,
+					vk.PipelineStageComputeShaderBit, vk.PipelineStageTransferBit)
 			}
+			for _, o := range op.fills {
+				vk.CmdFillBuffer(cmd, o.buf.buf, 0, vk.DeviceSize(o.buf.size), o.poison)
+			}
+			d.barrier(cmd, vk.AccessTransferWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
+				vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit)
 		}
-		d.barrier(cmd, vk.AccessTransferWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
-			vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit)
-	}
-	if c.hasQry {
-		vk.CmdWriteTimestamp(cmd, vk.PipelineStageTopOfPipeBit, c.qpool, 0)
-	}
-	for i := range recs {
-		r := &recs[i]
-		if i > 0 {
-			d.barrier(cmd, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
-				vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit)
+		if oi == 0 && c.hasQry {
+			vk.CmdWriteTimestamp(cmd, vk.PipelineStageTopOfPipeBit, c.qpool, 0)
 		}
-		vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, r.pipe)
-		vk.CmdBindDescriptorSets(cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[i]}, 0, nil)
-		push := new([4 + maxBindings]uint32)
-		*push = r.push
-		vk.CmdPushConstants(cmd, d.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, pushBytes, unsafe.Pointer(&push[0]))
-		vk.CmdDispatch(cmd, r.gx, r.gy, 1)
+		for i := range op.recs {
+			r := &op.recs[i]
+			if recorded > 0 {
+				d.barrier(cmd, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
+					vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit)
+			}
+			vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, r.pipe)
+			vk.CmdBindDescriptorSets(cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[set]}, 0, nil)
+			*push = r.push
+			vk.CmdPushConstants(cmd, d.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, pushBytes, unsafe.Pointer(&push[0]))
+			vk.CmdDispatch(cmd, r.gx, r.gy, 1)
+			set++
+			recorded++
+		}
 	}
 	if c.hasQry {
 		vk.CmdWriteTimestamp(cmd, vk.PipelineStageBottomOfPipeBit, c.qpool, 1)
@@ -347,10 +395,15 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	if err := d.submit(c); err != nil {
 		return 0, false, err
 	}
-	if err := d.checkGuards(ks); err != nil {
-		return 0, false, err
+	for _, op := range ops {
+		if err := d.checkGuards(op.ks); err != nil {
+			if op.name != "" {
+				err = fmt.Errorf("%s: %w", op.name, err)
+			}
+			return 0, false, err
+		}
 	}
-	if !c.hasQry {
+	if !c.hasQry || n == 0 {
 		return 0, false, nil
 	}
 	ts, err := d.timestamps(c, 2)

@@ -16,6 +16,12 @@ type Tensor struct {
 	buf      *buffer
 	owner    *Backend
 	released atomic.Bool
+	// Guarded by owner.tmu: how many unfinished queue batches use the
+	// tensor, whether its buffer is to be freed when they are done (a
+	// Release while they were pending), and the queue that writes it.
+	uses      int32
+	freeLater bool
+	writer    *Queue
 	// angles: the class of its values, as the Givens kernels' angle
 	// reduction needs it (Upload finds it in the data; a tensor an
 	// operation wrote may hold anything).

@@ -1,0 +1,26 @@
+package vk
+
+import (
+	"testing"
+
+	"github.com/mingru/scans/conformance/conformancetest"
+)
+
+// TestExecution runs the execution paths (caller-given outputs, the
+// queue's batched submission, goroutines with queues of their own, and a
+// loop of calls whose device memory stays flat: 100,000 calls, 2,000
+// with -short) with outputs poisoned before every kernel.
+func TestExecution(t *testing.T) {
+	b := testBackend(t)
+	b.poison = true
+	calls := 100000
+	if testing.Short() {
+		calls = 2000
+	}
+	conformancetest.TestExecution(t, b, calls)
+}
+
+// TestClose checks Close with work in flight and every call after it.
+func TestClose(t *testing.T) {
+	conformancetest.TestClose(t, testBackend(t))
+}

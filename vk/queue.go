@@ -1,0 +1,171 @@
+//go:build cgo
+
+package vk
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mingru/scans"
+)
+
+// Queue is a queue of operations on one Vulkan backend (scans.Queue). Run
+// checks a call, takes its outputs from the pool (or the call's Out) and
+// plans its dispatches, and returns; Wait records every enqueued
+// operation into one command buffer, in order, with a barrier between
+// consecutive dispatches, submits it once and waits on one fence. A
+// Download of a tensor that enqueued work writes runs the queue's work
+// first. Make one with Backend.NewQueue.
+type Queue struct {
+	b  *Backend
+	mu sync.Mutex
+	// Since the last Wait: the planned operations, their names, every
+	// tensor they use (counted in its uses) and the first failure of a
+	// batch that a Download ran.
+	ops   []*batchOp
+	names []string
+	used  []*Tensor
+	err   error
+}
+
+var _ scans.Queue = (*Queue)(nil)
+
+// NewQueue implements scans.Queuer.
+func (b *Backend) NewQueue() (scans.Queue, error) {
+	leave, err := b.life.Enter()
+	if err != nil {
+		return nil, fmt.Errorf("vulkan: NewQueue: %w", err)
+	}
+	defer leave()
+	if _, err := b.device(); err != nil {
+		return nil, b.unavailable()
+	}
+	return &Queue{b: b}, nil
+}
+
+// Run enqueues c (see scans.Queue).
+func (q *Queue) Run(c *scans.Call) ([]scans.Tensor, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.b.run(c, q)
+}
+
+// Wait implements scans.Queue.
+func (q *Queue) Wait() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	leave, err := q.b.life.Enter()
+	if err != nil {
+		q.drop()
+		return &scans.QueueError{Backend: "vulkan", Ops: []string{"wait"}, Err: err}
+	}
+	defer leave()
+	err = q.flush()
+	if q.err != nil {
+		err, q.err = q.err, nil
+	}
+	return err
+}
+
+// drop forgets the enqueued work of a closed backend.
+func (q *Queue) drop() {
+	q.ops, q.names, q.used, q.err = nil, nil, nil, nil
+}
+
+// enqueue plans the call's kernels and adds them to its queue, counting
+// every tensor they use so that a Release waits for them.
+func (c *call) enqueue(ks []kernel) error {
+	op, err := c.dev.plan(ks, int64(c.dims.B), c.b.poison)
+	if err != nil {
+		for _, s := range c.scratch {
+			c.dev.free(s)
+		}
+		c.scratch = nil
+		c.fail()
+		var fb *scans.ScanFallback
+		if errors.As(err, &fb) {
+			fb.Op = c.op
+			return fb
+		}
+		return &scans.KernelError{Backend: "vulkan", Op: c.op, Err: err}
+	}
+	op.name = fmt.Sprintf("%s %s", c.op, c.dir)
+	op.scratch, c.scratch = c.scratch, nil
+	q := c.q
+	q.ops = append(q.ops, op)
+	q.names = append(q.names, op.name)
+	b := c.b
+	b.tmu.Lock()
+	for _, t := range c.ins {
+		if t != nil {
+			t.uses++
+			q.used = append(q.used, t)
+		}
+	}
+	for _, t := range c.written {
+		t.uses++
+		t.writer = q
+		q.used = append(q.used, t)
+	}
+	b.tmu.Unlock()
+	return nil
+}
+
+// flush runs what is enqueued and returns its error. The caller holds
+// q.mu and is inside the backend's lifecycle.
+func (q *Queue) flush() error {
+	if len(q.ops) == 0 {
+		return nil
+	}
+	ops, names, used := q.ops, q.names, q.used
+	q.ops, q.names, q.used = nil, nil, nil
+	b := q.b
+	d := b.dev
+	dur, ok, err := d.execute(ops)
+	for _, op := range ops {
+		for _, s := range op.scratch {
+			d.free(s)
+		}
+	}
+	b.tmu.Lock()
+	var free []*buffer
+	for _, t := range used {
+		t.uses--
+		if t.writer == q {
+			t.writer = nil
+		}
+		if t.uses == 0 && t.freeLater {
+			free = append(free, t.buf)
+			t.buf, t.freeLater = nil, false
+		}
+	}
+	b.tmu.Unlock()
+	for _, buf := range free {
+		d.free(buf)
+	}
+	if err != nil {
+		return &scans.QueueError{Backend: "vulkan", Ops: names, Err: err}
+	}
+	b.lastNs.Store(int64(dur))
+	b.lastOK.Store(ok)
+	return nil
+}
+
+// settle runs the work of the queue that writes t, if any, before t is
+// read; a failure is also kept for that queue's next Wait.
+func (b *Backend) settle(t *Tensor) error {
+	b.tmu.Lock()
+	q := t.writer
+	b.tmu.Unlock()
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	err := q.flush()
+	if err != nil && q.err == nil {
+		q.err = err
+	}
+	return err
+}
