@@ -39,6 +39,10 @@ static __typeof__(&cuEventCreate) p_cuEventCreate;
 static __typeof__(&cuEventRecord) p_cuEventRecord;
 static __typeof__(&cuEventSynchronize) p_cuEventSynchronize;
 static __typeof__(&cuEventElapsedTime) p_cuEventElapsedTime;
+static __typeof__(&cuStreamCreate) p_cuStreamCreate;
+static __typeof__(&cuStreamSynchronize) p_cuStreamSynchronize;
+static __typeof__(&cuStreamDestroy) p_cuStreamDestroy;
+static __typeof__(&cuEventDestroy) p_cuEventDestroy;
 
 // scans_open loads libcuda.so.1 and resolves every entry point. It
 // returns NULL on success, or a message (static or dlerror's).
@@ -81,6 +85,10 @@ static const char *scans_open(void) {
 	LOAD(p_cuEventRecord, "cuEventRecord")
 	LOAD(p_cuEventSynchronize, "cuEventSynchronize")
 	LOAD(p_cuEventElapsedTime, "cuEventElapsedTime")
+	LOAD(p_cuStreamCreate, "cuStreamCreate")
+	LOAD(p_cuStreamSynchronize, "cuStreamSynchronize")
+	LOAD(p_cuStreamDestroy, "cuStreamDestroy_v2")
+	LOAD(p_cuEventDestroy, "cuEventDestroy_v2")
 #undef LOAD
 	scans_lib = lib;
 	return NULL;
@@ -115,7 +123,11 @@ static CUresult scans_ctx_open(CUcontext *ctx, CUdevice d) {
 	}
 	return p_cuCtxSetCurrent(*ctx);
 }
+static CUresult scans_ctx_set_current(CUcontext ctx) { return p_cuCtxSetCurrent(ctx); }
 static CUresult scans_ctx_synchronize(void) { return p_cuCtxSynchronize(); }
+static CUresult scans_stream_create(CUstream *s) { return p_cuStreamCreate(s, CU_STREAM_DEFAULT); }
+static CUresult scans_stream_synchronize(CUstream s) { return p_cuStreamSynchronize(s); }
+static CUresult scans_stream_destroy(CUstream s) { return p_cuStreamDestroy(s); }
 static CUresult scans_module_load(CUmodule *m, const char *image, char *log, unsigned int logsize) {
 	CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
 	void *vals[2] = {log, (void *)(uintptr_t)logsize};
@@ -134,19 +146,21 @@ static CUresult scans_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n) {
 static CUresult scans_memset32(CUdeviceptr p, unsigned int v, size_t n) { return p_cuMemsetD32(p, v, n); }
 static CUresult scans_memset16(CUdeviceptr p, unsigned short v, size_t n) { return p_cuMemsetD16(p, v, n); }
 
-// scans_launch launches f on the default stream with its parameters packed
-// in one buffer (every parameter of the scan kernels is 8 bytes).
-static CUresult scans_launch(CUfunction f, unsigned int grid, unsigned int bx, unsigned int by,
+// scans_launch launches f on stream s (0: the default stream) with its
+// parameters packed in one buffer (every parameter of the scan kernels is
+// 8 bytes).
+static CUresult scans_launch(CUstream s, CUfunction f, unsigned int grid, unsigned int bx, unsigned int by,
                              unsigned int shared, void *params, size_t size) {
 	if (size == 0) {
-		return p_cuLaunchKernel(f, grid, 1, 1, bx, by, 1, shared, (CUstream)0, NULL, NULL);
+		return p_cuLaunchKernel(f, grid, 1, 1, bx, by, 1, shared, s, NULL, NULL);
 	}
 	void *config[5] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
 	                   CU_LAUNCH_PARAM_END};
-	return p_cuLaunchKernel(f, grid, 1, 1, bx, by, 1, shared, (CUstream)0, NULL, config);
+	return p_cuLaunchKernel(f, grid, 1, 1, bx, by, 1, shared, s, NULL, config);
 }
 static CUresult scans_event_create(CUevent *e) { return p_cuEventCreate(e, CU_EVENT_DEFAULT); }
-static CUresult scans_event_record(CUevent e) { return p_cuEventRecord(e, (CUstream)0); }
+static CUresult scans_event_record(CUevent e, CUstream s) { return p_cuEventRecord(e, s); }
+static CUresult scans_event_destroy(CUevent e) { return p_cuEventDestroy(e); }
 static CUresult scans_event_synchronize(CUevent e) { return p_cuEventSynchronize(e); }
 static CUresult scans_event_elapsed(float *ms, CUevent start, CUevent stop) {
 	return p_cuEventElapsedTime(ms, start, stop);
@@ -188,7 +202,7 @@ func check(call string, r C.CUresult) error {
 }
 
 // openDriver loads libcuda.so.1 and initializes the driver. It runs on
-// the device goroutine.
+// a locked thread.
 func openDriver() error {
 	if msg := C.scans_open(); msg != nil {
 		return fmt.Errorf("libcuda.so.1 not loaded: %s", C.GoString(msg))
@@ -249,6 +263,25 @@ func openContext(d C.CUdevice) (C.CUcontext, error) {
 
 func ctxSynchronize() error { return check("cuCtxSynchronize", C.scans_ctx_synchronize()) }
 
+// ctxSetCurrent makes ctx current on the calling thread.
+func ctxSetCurrent(ctx C.CUcontext) error {
+	return check("cuCtxSetCurrent", C.scans_ctx_set_current(ctx))
+}
+
+// streamCreate makes a stream that, like the default stream's work,
+// orders with the default stream (CU_STREAM_DEFAULT).
+func streamCreate() (C.CUstream, error) {
+	var s C.CUstream
+	err := check("cuStreamCreate", C.scans_stream_create(&s))
+	return s, err
+}
+
+func streamSynchronize(s C.CUstream) error {
+	return check("cuStreamSynchronize", C.scans_stream_synchronize(s))
+}
+
+func streamDestroy(s C.CUstream) error { return check("cuStreamDestroy", C.scans_stream_destroy(s)) }
+
 // loadModule JIT-compiles a PTX image; a failure carries the JIT's log.
 func loadModule(name, ptx string) (C.CUmodule, error) {
 	const logSize = 8192
@@ -302,10 +335,11 @@ func memsetD16(p uint64, v uint16, n int64) error {
 	return check("cuMemsetD16", C.scans_memset16(C.CUdeviceptr(p), C.uint16_t(v), C.size_t(n)))
 }
 
-// launch runs f on a grid of grid blocks of bx x by threads with shared
-// bytes of dynamic shared memory; params are the kernel's parameters in
-// order, each 8 bytes (device addresses and 64-bit integers).
-func launch(name string, f C.CUfunction, grid, bx, by, shared int, params []uint64) error {
+// launch runs f on stream s (nil: the default stream) on a grid of grid
+// blocks of bx x by threads with shared bytes of dynamic shared memory;
+// params are the kernel's parameters in order, each 8 bytes (device
+// addresses and 64-bit integers).
+func launch(s C.CUstream, name string, f C.CUfunction, grid, bx, by, shared int, params []uint64) error {
 	buf := make([]byte, 8*len(params))
 	for i, p := range params {
 		binary.LittleEndian.PutUint64(buf[8*i:], p)
@@ -314,7 +348,7 @@ func launch(name string, f C.CUfunction, grid, bx, by, shared int, params []uint
 	if len(buf) > 0 {
 		ptr = unsafe.Pointer(&buf[0])
 	}
-	return check("cuLaunchKernel "+name, C.scans_launch(f, C.uint(grid), C.uint(bx), C.uint(by), C.uint(shared), ptr, C.size_t(len(buf))))
+	return check("cuLaunchKernel "+name, C.scans_launch(s, f, C.uint(grid), C.uint(bx), C.uint(by), C.uint(shared), ptr, C.size_t(len(buf))))
 }
 
 func eventCreate() (C.CUevent, error) {
@@ -323,7 +357,12 @@ func eventCreate() (C.CUevent, error) {
 	return e, err
 }
 
-func eventRecord(e C.CUevent) error { return check("cuEventRecord", C.scans_event_record(e)) }
+// eventRecord records e on stream s (nil: the default stream).
+func eventRecord(e C.CUevent, s C.CUstream) error {
+	return check("cuEventRecord", C.scans_event_record(e, s))
+}
+
+func eventDestroy(e C.CUevent) error { return check("cuEventDestroy", C.scans_event_destroy(e)) }
 
 func eventSynchronize(e C.CUevent) error {
 	return check("cuEventSynchronize", C.scans_event_synchronize(e))

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/internal/angles"
 )
 
 // guard turns a panic into an error at the public boundary.
@@ -71,69 +72,92 @@ func (b *Backend) owns(op scans.Op, dir scans.Direction, args ...scans.Tensor) e
 }
 
 // run runs one operation whose arguments passed check (d is what it
-// returned): it converts them to this backend's tensors, checks the
-// envelope and the device, plans the launch and runs it.
-func (b *Backend) run(op scans.Op, dir scans.Direction, d scans.Dims, args ...scans.Tensor) ([]scans.Tensor, error) {
+// returned) now, or enqueues it on q: it converts its arguments and
+// outputs to this backend's tensors, checks the envelope and the device,
+// plans the launch and runs it.
+func (b *Backend) run(c *scans.Call, q *Queue) ([]scans.Tensor, error) {
+	op, dir, d := c.Op, c.Dir, c.Dims
 	names := argNames(op, dir)
-	ts := make([]*Tensor, len(args))
-	for i, t := range args {
+	ts := make([]*Tensor, len(c.Args))
+	for i, t := range c.Args {
 		var err error
 		if ts[i], err = b.mine(op, names[i], t); err != nil {
 			return nil, err
 		}
 	}
-	dt := args[0].DType()
-	if err := envelope(op, d, dt); err != nil {
+	var given []*Tensor
+	if c.Out != nil {
+		given = make([]*Tensor, len(c.Out))
+		for i, t := range c.Out {
+			var err error
+			if given[i], err = b.mine(op, c.OutName(i), t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := envelope(op, d, c.DType); err != nil {
 		return nil, err
 	}
 	if err := b.ensure(); err != nil {
 		return nil, err
 	}
 	i := initArg(op)
-	p := planFor(op, dir, d, dt, i >= 0 && ts[i] != nil, b.occ)
+	p := planFor(op, dir, d, c.DType, i >= 0 && ts[i] != nil, b.occ)
 	p.withTheta(ts[0].angles)
-	return b.call(&p, names, ts)
+	return b.call(&p, names, ts, given, c, q)
 }
 
-// call runs a plan on the device goroutine: it allocates the outputs
-// (poisoned with NaN when b.poison is set), launches the kernel between
-// two events and returns the outputs (nil interfaces for the ones not
-// wanted). On failure it frees what it allocated.
-func (b *Backend) call(p *plan, names []string, args []*Tensor) ([]scans.Tensor, error) {
+// call runs a plan under do: it allocates the outputs, or takes the
+// caller's (given), poisons them with NaN when b.poison is set, launches
+// the kernel (between two events, or on q's stream) and returns the
+// outputs (nil interfaces for the ones not wanted). On failure it frees
+// what it allocated.
+func (b *Backend) call(p *plan, names []string, args, given []*Tensor, c *scans.Call, q *Queue) ([]scans.Tensor, error) {
 	var outs []*Tensor
 	err := b.do(func() error {
 		params := make([]uint64, 0, len(p.ins)+len(p.outs)+len(p.scalars))
 		for _, i := range p.ins {
 			var ptr uint64
 			if t := args[i]; t != nil {
-				if t.ptr == 0 {
+				if !t.live() {
 					return releasedError(p.op, names[i], t)
 				}
 				ptr = t.ptr
 			}
 			params = append(params, ptr)
 		}
+		for i, t := range given {
+			if t != nil && !t.live() {
+				return releasedError(p.op, c.OutName(i), t)
+			}
+		}
 		f, err := b.function(p.module(), p.kernel())
 		if err != nil {
 			return &scans.KernelError{Backend: backendName, Op: p.op, Err: err}
 		}
-		made := make([]*Tensor, len(p.outs))
+		res := make([]*Tensor, len(p.outs))
+		var made []*Tensor
 		fail := func(err error) error {
 			for _, t := range made {
-				if t != nil {
-					b.free(t.ptr, t.bytes)
-				}
+				b.free(t.ptr)
+				t.ptr = 0
 			}
 			return &scans.KernelError{Backend: backendName, Op: p.op, Err: err}
 		}
 		for i, shape := range p.outs {
 			var ptr uint64
 			if shape != nil {
-				t, err := b.newTensor(p.dt, shape)
-				if err != nil {
-					return fail(err)
+				t := (*Tensor)(nil)
+				if given != nil {
+					t = given[i]
+					t.angles = angles.Any
+				} else {
+					if t, err = b.newTensor(p.dt, shape); err != nil {
+						return fail(err)
+					}
+					made = append(made, t)
 				}
-				made[i] = t
+				res[i] = t
 				if b.poison {
 					if err := fillNaN(t); err != nil {
 						return fail(err)
@@ -146,14 +170,21 @@ func (b *Backend) call(p *plan, names []string, args []*Tensor) ([]scans.Tensor,
 		for _, s := range p.scalars {
 			params = append(params, uint64(s))
 		}
-		dur, err := b.timed(func() error { return launch(p.kernel(), f, p.grid, p.bx, p.by, p.shared, params) })
+		if q != nil {
+			if err := q.launch(p, f, params, args, res); err != nil {
+				return fail(fmt.Errorf("%s %s (%v, %v): %w", p.op, p.dir, p.dt, p.d, err))
+			}
+			outs = res
+			return nil
+		}
+		dur, err := b.timed(func() error { return launch(nil, p.kernel(), f, p.grid, p.bx, p.by, p.shared, params) })
 		if err != nil {
 			return fail(fmt.Errorf("%s %s (%v, %v): %w", p.op, p.dir, p.dt, p.d, err))
 		}
 		b.mu.Lock()
 		b.lastTime, b.hasTime = dur, true
 		b.mu.Unlock()
-		outs = made
+		outs = res
 		return nil
 	})
 	if err != nil {
@@ -177,6 +208,11 @@ func (b *Backend) call(p *plan, names []string, args []*Tensor) ([]scans.Tensor,
 // Run implements scans.Backend: it names any argument that is not one of
 // this backend's tensors, checks the call, and runs it (run).
 func (b *Backend) Run(c *scans.Call) (out []scans.Tensor, err error) {
+	return b.runCall(c, nil)
+}
+
+// runCall runs c now (q nil) or enqueues it on q.
+func (b *Backend) runCall(c *scans.Call, q *Queue) (out []scans.Tensor, err error) {
 	if c == nil {
 		return nil, errors.New("cuda: Run: nil call")
 	}
@@ -190,8 +226,15 @@ func (b *Backend) Run(c *scans.Call) (out []scans.Tensor, err error) {
 			return nil, err
 		}
 	}
+	if len(c.Out) == len(spec.Results(c.Dir)) {
+		for i, t := range c.Out {
+			if _, err := b.mine(c.Op, c.OutName(i), t); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	return b.run(c.Op, c.Dir, c.Dims, c.Args...)
+	return b.run(c, q)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/internal/angles"
+	"github.com/mingru/scans/internal/pool"
 )
 
 // Backend is the CUDA backend. New makes it without touching the driver;
@@ -25,25 +26,29 @@ import (
 // context. A failure there is remembered: Status reports it and every
 // later call returns it as a *scans.UnavailableError.
 //
-// One goroutine, locked to an OS thread on which the context is current,
-// runs every driver call; the methods hand it work and wait, so they are
-// safe for concurrent use and operations run one at a time.
+// Each method runs its driver calls on its own goroutine, locked to its
+// OS thread with the primary context made current there, under one lock:
+// the methods are safe for concurrent use and their driver calls run one
+// at a time. Released device memory is kept for reuse (scans.MemoryPool).
 type Backend struct {
 	// Typed gives the backend the typed method of each operation
 	// (LinearScan, GivensScanBackward, ...).
 	scans.Typed
 
 	once    sync.Once
-	initErr error // set once by start
-	work    chan func()
+	initErr error // set once by ensure
+	ctx     C.CUcontext
+	devMu   sync.Mutex // held around every run of driver calls (do)
+	life    scans.Lifecycle
 
-	// Set by start on the device goroutine before work is served; read-only
-	// afterwards.
+	// Set by open, before any other call; read-only afterwards.
 	device string
 	driver string
 	occ    occupancy // threads and blocks the device keeps in flight
 
-	// Owned by the device goroutine.
+	// Guarded by devMu.
+	cache       pool.Cache[uint64] // released allocations by size class
+	live        map[uint64]int64   // allocations in use: address to class
 	modules     map[string]C.CUmodule
 	funcs       map[string]C.CUfunction
 	start, stop C.CUevent
@@ -53,6 +58,9 @@ type Backend struct {
 	// flushBuf is FlushCache's buffer of scans.FlushBytes (0 until the
 	// first flush); it is not counted in PeakBytes.
 	flushBuf uint64
+	// queues are the backend's queues, whose streams and events Close
+	// destroys (guarded by devMu).
+	queues []*Queue
 
 	// poison makes every operation fill its outputs with NaN before the
 	// launch, so tests can check that the kernels write every element.
@@ -80,6 +88,8 @@ var (
 	_ scans.Instrumented = (*Backend)(nil)
 	_ scans.QueuedTimer  = (*Backend)(nil)
 	_ scans.CacheFlusher = (*Backend)(nil)
+	_ scans.MemoryPool   = (*Backend)(nil)
+	_ scans.Queuer       = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -88,14 +98,13 @@ func (*Backend) Name() string { return backendName }
 // unavailablePrefix starts every reason the GPU cannot be used.
 const unavailablePrefix = "CUDA not available: "
 
-// ensure starts the device goroutine once and returns why the backend
-// cannot run, as a *scans.UnavailableError, or nil.
+// ensure opens the driver and the device once and returns why the
+// backend cannot run, as a *scans.UnavailableError, or nil.
 func (b *Backend) ensure() error {
 	b.once.Do(func() {
-		ready := make(chan error)
-		b.work = make(chan func())
-		go b.serve(ready)
-		b.initErr = <-ready
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		b.initErr = b.open()
 	})
 	if b.initErr != nil {
 		return &scans.UnavailableError{Backend: backendName, Reason: unavailablePrefix + b.initErr.Error()}
@@ -103,23 +112,7 @@ func (b *Backend) ensure() error {
 	return nil
 }
 
-// serve is the device goroutine: it opens the driver and the context on
-// its locked thread, reports the outcome on ready, then runs work forever.
-// A goroutine that failed to open the device exits (and its thread with
-// it, being locked).
-func (b *Backend) serve(ready chan<- error) {
-	runtime.LockOSThread()
-	err := b.open()
-	ready <- err
-	if err != nil {
-		return
-	}
-	for job := range b.work {
-		job()
-	}
-}
-
-// open runs on the device goroutine.
+// open runs on a locked thread.
 func (b *Backend) open() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -154,7 +147,7 @@ func (b *Backend) open() (err error) {
 	if err != nil {
 		return err
 	}
-	if _, err := openContext(dev); err != nil {
+	if b.ctx, err = openContext(dev); err != nil {
 		return err
 	}
 	if b.start, err = eventCreate(); err != nil {
@@ -167,27 +160,38 @@ func (b *Backend) open() (err error) {
 	b.driver = fmt.Sprintf("CUDA driver API %d.%d, compute capability %d.%d, %d SMs", ver/1000, ver%1000/10, attrs[2], attrs[3], attrs[0])
 	b.occ = occupancy{threads: attrs[0] * attrs[1], blocks: attrs[0] * attrs[4], sms: attrs[0], regs: attrs[5]}
 	b.modules = map[string]C.CUmodule{}
+	b.live = map[uint64]int64{}
 	b.funcs = map[string]C.CUfunction{}
 	b.busy = busyStart
 	return nil
 }
 
-// do runs fn on the device goroutine and returns its error. A panic in fn
-// is recovered there and returned as an error.
-func (b *Backend) do(fn func() error) error {
+// do runs fn with the device's lock held, on a locked OS thread with the
+// context current, inside the backend's lifecycle (an error wrapping
+// scans.ErrClosed after Close), and returns its error. A panic in fn is
+// recovered and returned as an error.
+func (b *Backend) do(fn func() error) (err error) {
 	if err := b.ensure(); err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	b.work <- func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("panic on the device goroutine: %v", r)
-			}
-		}()
-		done <- fn()
+	leave, err := b.life.Enter()
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
 	}
-	return <-done
+	defer leave()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.devMu.Lock()
+	defer b.devMu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic in a driver call: %v", r)
+		}
+	}()
+	if err := ctxSetCurrent(b.ctx); err != nil {
+		return err
+	}
+	return fn()
 }
 
 // Status reports whether CUDA can run here, initializing the driver on
@@ -210,7 +214,7 @@ func (b *Backend) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
 }
 
 // function returns the kernel's handle, JIT-compiling its module on first
-// use. It runs on the device goroutine.
+// use. It runs under do.
 func (b *Backend) function(module, kernel string) (C.CUfunction, error) {
 	if f, ok := b.funcs[kernel]; ok {
 		return f, nil
@@ -234,15 +238,27 @@ func (b *Backend) function(module, kernel string) (C.CUfunction, error) {
 	return f, nil
 }
 
-// alloc allocates device memory and accounts for it. It runs on the device
-// goroutine.
+// alloc returns device memory of at least n bytes, from the cache when
+// it holds an allocation of n's size class, and counts the class for
+// PeakBytes. It runs under do.
 func (b *Backend) alloc(n int64) (uint64, error) {
-	p, err := memAlloc(n)
-	if err != nil {
-		return 0, fmt.Errorf("allocate %d bytes: %w", n, err)
+	class := pool.Class(n)
+	p, ok := b.cache.Get(class)
+	if !ok {
+		var err error
+		if p, err = memAlloc(class); err != nil {
+			// What the cache holds may be what the device lacks.
+			if b.emptyCache() == 0 {
+				return 0, fmt.Errorf("allocate %d bytes: %w", class, err)
+			}
+			if p, err = memAlloc(class); err != nil {
+				return 0, fmt.Errorf("allocate %d bytes: %w", class, err)
+			}
+		}
 	}
+	b.live[p] = class
 	b.mu.Lock()
-	b.held += n
+	b.held += class
 	if b.held > b.peak {
 		b.peak = b.held
 	}
@@ -250,17 +266,32 @@ func (b *Backend) alloc(n int64) (uint64, error) {
 	return p, nil
 }
 
-// free releases device memory and its accounting. It runs on the device
-// goroutine.
-func (b *Backend) free(p uint64, n int64) error {
-	err := memFree(p)
+// free returns device memory to the cache. It runs under do, and only
+// once no enqueued work uses the memory.
+func (b *Backend) free(p uint64) error {
+	class, ok := b.live[p]
+	if !ok {
+		return fmt.Errorf("free of %#x, which this backend did not allocate", p)
+	}
+	delete(b.live, p)
+	b.cache.Put(class, p)
 	b.mu.Lock()
-	b.held -= n
+	b.held -= class
 	b.mu.Unlock()
-	return err
+	return nil
 }
 
-// newTensor allocates a device tensor. It runs on the device goroutine.
+// emptyCache returns the cached allocations to the driver and the bytes
+// freed. It runs under do.
+func (b *Backend) emptyCache() int64 {
+	n := b.cache.Bytes()
+	for _, p := range b.cache.Drain() {
+		memFree(p)
+	}
+	return n
+}
+
+// newTensor allocates a device tensor. It runs under do.
 func (b *Backend) newTensor(dt scans.DType, shape []int) (*Tensor, error) {
 	n := int64(scans.NumElements(shape)) * int64(dt.Size())
 	p, err := b.alloc(n)
@@ -297,7 +328,7 @@ func (b *Backend) Upload(h *scans.Host) (t scans.Tensor, err error) {
 			return err
 		}
 		if err := memcpyHtoD(d.ptr, hostData(h), d.bytes); err != nil {
-			b.free(d.ptr, d.bytes)
+			b.free(d.ptr)
 			return err
 		}
 		d.angles = angles.Of(h)
@@ -318,7 +349,7 @@ func (b *Backend) Download(t scans.Tensor) (h *scans.Host, err error) {
 		return nil, err
 	}
 	err = b.do(func() error {
-		if d.ptr == 0 {
+		if !d.live() {
 			return releasedError("download", "t", d)
 		}
 		out, err := scans.NewHost(d.dtype, d.shape...)
@@ -346,13 +377,71 @@ func (b *Backend) Release(t scans.Tensor) (err error) {
 		return err
 	}
 	return wrapUnavailable("release", b.do(func() error {
-		if d.ptr == 0 {
+		if !d.live() {
 			return releasedError("release", "t", d)
+		}
+		if d.uses > 0 {
+			// Enqueued work still uses it: its queue frees it when done.
+			d.freeLater = true
+			return nil
 		}
 		p := d.ptr
 		d.ptr = 0
-		return b.free(p, d.bytes)
+		return b.free(p)
 	}))
+}
+
+// Close implements io.Closer: it waits for the calls in flight and for
+// the device, and frees every allocation, tensors and cache included, and
+// the queues' streams. Every later call returns an error wrapping
+// scans.ErrClosed. Closing twice is a no-op.
+func (b *Backend) Close() error {
+	if b.ensure() != nil {
+		b.life.Close(func() {})
+		return nil
+	}
+	var err error
+	b.life.Close(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		b.devMu.Lock()
+		defer b.devMu.Unlock()
+		if err = ctxSetCurrent(b.ctx); err != nil {
+			return
+		}
+		err = ctxSynchronize()
+		for p := range b.live {
+			memFree(p)
+		}
+		b.live = map[uint64]int64{}
+		b.emptyCache()
+		for _, q := range b.queues {
+			streamDestroy(q.stream)
+			eventDestroy(q.start)
+			eventDestroy(q.stop)
+		}
+		b.queues = nil
+		if b.flushBuf != 0 {
+			memFree(b.flushBuf)
+			b.flushBuf = 0
+		}
+		b.mu.Lock()
+		b.held = 0
+		b.mu.Unlock()
+	})
+	return wrapUnavailable("close", err)
+}
+
+// CachedBytes implements scans.MemoryPool.
+func (b *Backend) CachedBytes() int64 {
+	var n int64
+	b.do(func() error { n = b.cache.Bytes(); return nil })
+	return n
+}
+
+// EmptyCache implements scans.MemoryPool.
+func (b *Backend) EmptyCache() {
+	b.do(func() error { b.emptyCache(); return nil })
 }
 
 // LastKernelTime is the device time, measured with events, of the kernel
@@ -398,7 +487,7 @@ const (
 
 // timed runs fn (which enqueues work on the default stream) between two
 // events and returns the device time between them, queued as
-// SetQueuedTiming says. It runs on the device goroutine.
+// SetQueuedTiming says. It runs under do.
 func (b *Backend) timed(fn func() error) (time.Duration, error) {
 	return b.timedOn(b.queued.Load(), fn)
 }
@@ -426,11 +515,11 @@ func (b *Backend) timedOn(queued bool, fn func() error) (time.Duration, error) {
 		var t0 time.Time
 		if queued {
 			t0 = time.Now()
-			if err := launch(busyKernel, busy, 1, 1, 1, 0, []uint64{uint64(b.busy.Nanoseconds())}); err != nil {
+			if err := launch(nil, busyKernel, busy, 1, 1, 1, 0, []uint64{uint64(b.busy.Nanoseconds())}); err != nil {
 				return 0, err
 			}
 		}
-		if err := eventRecord(b.start); err != nil {
+		if err := eventRecord(b.start, nil); err != nil {
 			ctxSynchronize()
 			return 0, err
 		}
@@ -439,7 +528,7 @@ func (b *Backend) timedOn(queued bool, fn func() error) (time.Duration, error) {
 			ctxSynchronize()
 			return 0, err
 		}
-		if err := eventRecord(b.stop); err != nil {
+		if err := eventRecord(b.stop, nil); err != nil {
 			ctxSynchronize()
 			return 0, err
 		}
@@ -482,12 +571,12 @@ func (b *Backend) CopyBandwidth(bytes int64) (bw float64, err error) {
 		if err != nil {
 			return err
 		}
-		defer b.free(src, bytes)
+		defer b.free(src)
 		dst, err := b.alloc(bytes)
 		if err != nil {
 			return err
 		}
-		defer b.free(dst, bytes)
+		defer b.free(dst)
 		if err := memsetD32(src, 0x3f800000, bytes/4); err != nil {
 			return err
 		}
@@ -554,7 +643,7 @@ func (b *Backend) DispatchLatency() (lat time.Duration, err error) {
 		}
 		times := make([]time.Duration, 0, latencyRepeats)
 		for i := 0; i < latencyWarmup+latencyRepeats; i++ {
-			d, err := b.timedOn(true, func() error { return launch(emptyKernel, f, 1, 1, 1, 0, nil) })
+			d, err := b.timedOn(true, func() error { return launch(nil, emptyKernel, f, 1, 1, 1, 0, nil) })
 			if err != nil {
 				return err
 			}

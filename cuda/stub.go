@@ -79,3 +79,15 @@ func (*Backend) SetQueuedTiming(bool) {}
 
 // FlushCache returns a *scans.UnavailableError.
 func (*Backend) FlushCache() error { return unavailable() }
+
+// NewQueue returns the reason CUDA is not built in.
+func (*Backend) NewQueue() (scans.Queue, error) { return nil, unavailable() }
+
+// Close does nothing: the stub holds nothing.
+func (*Backend) Close() error { return nil }
+
+// CachedBytes is 0.
+func (*Backend) CachedBytes() int64 { return 0 }
+
+// EmptyCache does nothing.
+func (*Backend) EmptyCache() {}

@@ -12,8 +12,13 @@ type Tensor struct {
 	dtype scans.DType
 	shape []int
 	owner *Backend
-	ptr   uint64 // device address; 0 once released (guarded by owner.mu)
+	ptr   uint64 // device address; 0 once released (guarded by owner.devMu)
 	bytes int64
+	// Guarded by owner.devMu: how many unfinished queue batches use the
+	// tensor, and whether a Release came while they were pending (their
+	// queue frees it when done).
+	uses      int32
+	freeLater bool
 	// angles: the class of its values, as the Givens kernels' choice
 	// needs it (Upload finds it in the data; a tensor an operation wrote
 	// may hold anything).
@@ -37,3 +42,7 @@ func (t *Tensor) Bytes() int64 { return t.bytes }
 
 // String describes the tensor, for example "cuda f32(128,64,64)".
 func (t *Tensor) String() string { return "cuda " + scans.ShapeString(t.dtype, t.shape) }
+
+// live reports whether the tensor has not been released. It runs under
+// its owner's do.
+func (t *Tensor) live() bool { return t.ptr != 0 && !t.freeLater }
