@@ -235,9 +235,17 @@ func errorClass(err error) string {
 }
 
 // runOn moves c's inputs to b, runs c there, and moves the outputs back to
-// loc. Temporary copies are released whatever happens.
+// loc (into c.Out when the caller gave outputs). Temporary copies are
+// released whatever happens.
 func (s *Scanner) runOn(b scans.Backend, loc string, c *scans.Call) ([]scans.Tensor, error) {
 	bloc := location(b)
+	if bloc == loc {
+		return b.Run(c)
+	}
+	if c.Out != nil && loc != "host" {
+		return nil, fmt.Errorf("dispatch: %s: the call's tensors are on %s but it runs on %s, which cannot write the caller's %s outputs (Out): %w",
+			c.Op, loc, b.Name(), loc, &scans.ScanFallback{Backend: loc, Op: c.Op, Reason: "ran elsewhere"})
+	}
 	var temps []scans.Tensor
 	defer func() {
 		for _, t := range temps {
@@ -258,10 +266,26 @@ func (s *Scanner) runOn(b scans.Backend, loc string, c *scans.Call) ([]scans.Ten
 		in[i] = m
 	}
 	out, err := b.Run(c.WithArgs(in))
-	if err != nil || bloc == loc {
+	if err != nil {
 		return out, err
 	}
 	temps = append(temps, out...)
+	if c.Out != nil {
+		// Into the caller's host tensors.
+		for i, t := range out {
+			if scans.IsNil(t) {
+				continue
+			}
+			h, err := s.move(t, bloc, s.eager)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Out[i].(*scans.Host).CopyFrom(h.(*scans.Host)); err != nil {
+				return nil, err
+			}
+		}
+		return append([]scans.Tensor(nil), c.Out...), nil
+	}
 	res := make([]scans.Tensor, len(out))
 	for i, t := range out {
 		if scans.IsNil(t) {
