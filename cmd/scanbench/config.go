@@ -13,16 +13,17 @@ import (
 
 // config is the parsed command line.
 type config struct {
-	check, bench, memory bool
-	quick                bool
-	defaulted            bool     // no mode was given: the quick check
-	backends             []string // empty: every available backend
-	ops                  []scans.Op
-	shapes               []bench.Shape
-	dtypes               []scans.DType // empty: every type for --check, f32 for --bench
-	out                  string
-	replot               string // a directory whose scan_bench.json to draw again
-	seed                 uint64 // 0: from the clock
+	check, bench, memory, step bool
+	quick                      bool
+	defaulted                  bool     // no mode was given: the quick check
+	backends                   []string // empty: every available backend
+	ops                        []scans.Op
+	shapes                     []bench.Shape
+	dtypes                     []scans.DType // empty: every type for --check, f32 for --bench
+	out                        string
+	replot                     string // a directory whose scan_bench.json to draw again
+	seed                       uint64 // 0: from the clock
+	shapesGiven                bool   // --shapes was set
 }
 
 var errHelp = errors.New("help requested")
@@ -34,10 +35,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.check, "check", false, "run the conformance (parity) matrix")
 	fs.BoolVar(&c.bench, "bench", false, "run the benchmarks")
 	fs.BoolVar(&c.memory, "memory", false, "run the Givens backward memory comparison")
+	fs.BoolVar(&c.step, "step", false, "run the training-step benchmark (synchronous calls against one queue)")
 	fs.BoolVar(&c.quick, "quick", false, "trimmed matrix (--check), fewer repeats and the lab shape only unless --shapes (--bench)")
 	backends := fs.String("backends", "", "comma-separated backends: eager, vulkan, cuda (default: every available one)")
 	ops := fs.String("ops", "", "comma-separated operations (default all): "+joinOps())
-	shapes := fs.String("shapes", "", "comma-separated benchmark shapes: lab, long-T, large (default all; lab with --quick)")
+	shapes := fs.String("shapes", "", "comma-separated benchmark shapes: lab, long-T, large (default all; lab with --quick; lab and long-T for --step)")
 	dtypes := fs.String("dtypes", "", "comma-separated element types: f32, f16, bf16 (default all for --check, f32 for --bench and --memory)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of the --check inputs, to rerun a failing matrix (default: from the clock; every report records it)")
 	fs.StringVar(&c.out, "out", "experiments/bench", "directory the result files are written to")
@@ -58,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.replot != "" {
 		return c, nil
 	}
-	if !c.check && !c.bench && !c.memory {
+	if !c.check && !c.bench && !c.memory && !c.step {
 		c.check, c.quick, c.defaulted = true, true, true
 	}
 	c.backends = split(*backends)
@@ -77,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		c.dtypes = append(c.dtypes, dt)
 	}
 	names := split(*shapes)
+	c.shapesGiven = len(names) > 0
 	if len(names) == 0 {
 		names = []string{"lab", "long-T", "large"}
 		if c.quick {

@@ -119,6 +119,11 @@ func execute(c config, stdout, stderr io.Writer) (int, error) {
 			return 2, err
 		}
 	}
+	if c.step {
+		if err := runStep(c, m, sel, stdout, stderr); err != nil {
+			return 2, err
+		}
+	}
 	if c.defaulted {
 		fmt.Fprint(stdout, nextSteps)
 	}
@@ -327,5 +332,51 @@ func runMemory(c config, m bench.Machine, sel []selected, stdout, stderr io.Writ
 	}
 	fmt.Fprint(stdout, rep.table())
 	fmt.Fprintf(stdout, "wrote %s and %s\n", path(c.out, "scan_memory.json"), path(c.out, "scan_memory.md"))
+	return nil
+}
+
+// stepShapes are the default shapes of the training-step benchmark.
+var stepShapes = []string{"lab", "long-T"}
+
+// runStep runs the training-step benchmark on every backend and writes
+// scan_step.{json,md}.
+func runStep(c config, m bench.Machine, sel []selected, stdout, stderr io.Writer) error {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
+	rep := stepReport{Machine: m}
+	timing := bench.DefaultTiming
+	if c.quick {
+		timing = bench.QuickTiming
+	}
+	var shapes []bench.Shape
+	for _, name := range stepShapes {
+		sh, err := bench.ShapeByName(name)
+		if err != nil {
+			return err
+		}
+		shapes = append(shapes, sh)
+	}
+	if c.shapesGiven {
+		shapes = c.shapes
+	}
+	for _, sh := range shapes {
+		d := sh.Dims(scans.OpLinearScan)
+		for _, s := range sel {
+			r, err := bench.MeasureStep(s.b, sh.Name, d, scans.F32, timing, rng)
+			if err != nil {
+				r.Skipped = err.Error()
+			}
+			fmt.Fprintf(stderr, "scanbench: step %s %s: sync %s, queue %s, kernels %s %s\n",
+				s.b.Name(), sh.Name, dur(r.SyncWall), dur(r.QueueWall), dur(r.KernelSum), r.Skipped)
+			rep.Rows = append(rep.Rows, r)
+		}
+	}
+	if err := writeJSON(c.out, "scan_step.json", rep); err != nil {
+		return err
+	}
+	if err := writeFile(c.out, "scan_step.md", rep.markdown()); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, rep.table())
+	fmt.Fprintf(stdout, "wrote %s and %s\n", path(c.out, "scan_step.json"), path(c.out, "scan_step.md"))
 	return nil
 }

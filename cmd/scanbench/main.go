@@ -14,6 +14,11 @@
 //	          scan_bench.md and scan_bench.png.
 //	--memory  peak memory of the angle-fused Givens backward against the
 //	          generic path; writes scan_memory.json and scan_memory.md.
+//	--step    a training step (8 layers of linear_scan and parallel_scan_log
+//	          forward, then the backwards) through synchronous calls and
+//	          through one queue with reused outputs: host wall time per step
+//	          against the sum of the calls' device times; writes
+//	          scan_step.json and scan_step.md.
 //
 // GPU clocks: on an NVIDIA GPU the driver keeps the clocks at their idle
 // level for a process that only submits Vulkan work in short bursts; an
@@ -51,7 +56,7 @@ func main() {
 // usage is printed by --help.
 const usage = `scanbench checks and benchmarks the minGRU scan backends.
 
-Usage: scanbench [--check] [--bench] [--memory] [flags]
+Usage: scanbench [--check] [--bench] [--memory] [--step] [flags]
 
 Modes (any combination; with none, scanbench runs --check --quick):
 
@@ -84,6 +89,15 @@ Modes (any combination; with none, scanbench runs --check --quick):
             computed. Also times forward+backward of both paths on the
             same inputs. Writes scan_memory.json and scan_memory.md.
             Example: scanbench --memory --backends cuda
+
+  --step    A training step at the lab and long-T shapes (f32): 8 layers
+            of linear_scan and parallel_scan_log forward, then their
+            backwards in reverse order, (a) as synchronous calls and (b)
+            enqueued on one queue (scans.Queue) with outputs allocated
+            once and reused. Reports the host wall time per step of each,
+            the sum of the calls' device times and the ratios. Writes
+            scan_step.json and scan_step.md.
+            Example: scanbench --step --backends vulkan
 
 Every file starts with the machine: backends with device, driver and API
 version, Go version, OS/arch, date (UTC) and git commit.

@@ -362,3 +362,29 @@ func TestDefaultRunSkipsCPUDevices(t *testing.T) {
 		t.Errorf("named, the CPU backend did not run (exit %d)", code)
 	}
 }
+
+func TestStepEndToEnd(t *testing.T) {
+	withBackends(t, eager.New(), newFake(false))
+	dir := t.TempDir()
+	code, stdout, _ := runCmd(t, "--step", "--quick", "--shapes", "lab", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var rep stepReport
+	readJSON(t, filepath.Join(dir, "scan_step.json"), &rep)
+	if len(rep.Rows) != 2 {
+		t.Fatalf("%d rows, want 2 (two backends, one shape)", len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		switch {
+		case r.Backend == "eager" && (r.Skipped != "" || !(r.SyncWall > 0) || !(r.QueueWall > 0) || r.Calls != 4*bench.StepLayers):
+			t.Errorf("eager step: %+v", r)
+		case r.Backend != "eager" && r.Skipped == "" && !(r.KernelSum > 0):
+			t.Errorf("%s step: neither skipped nor timed: %+v", r.Backend, r)
+		}
+	}
+	if !strings.Contains(stdout, "step eager") {
+		t.Error("stdout has no step table")
+	}
+	checkMarkdown(t, filepath.Join(dir, "scan_step.md"), "Training step")
+}

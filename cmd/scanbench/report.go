@@ -304,3 +304,59 @@ func (r memoryReport) table() string {
 	}
 	return b.String()
 }
+
+// ---- training step ----
+
+type stepReport struct {
+	Machine bench.Machine      `json:"machine"`
+	Rows    []bench.StepResult `json:"rows"`
+}
+
+func (r stepReport) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Training step: synchronous calls against one queue\n\n%s\n", r.Machine.Markdown())
+	fmt.Fprintf(&b, `A step is %d layers of linear_scan and parallel_scan_log forward, then their
+backwards in reverse order (%d calls, f32, inputs already on the device, warm
+cache). *sync*: each call synchronous, its outputs new and released after the
+step. *queue*: the calls enqueued on one queue (scans.Queue) into outputs
+allocated once and reused (scans.Call.Out), then one Wait. Both are host wall
+time per step (median). *kernels*: the sum of the calls' device times, each
+timed alone as the benchmark rows are. *batch*: the queue's device time from
+its first kernel to its last. The ratios are wall over kernels.
+
+`, bench.StepLayers, 4*bench.StepLayers)
+	b.WriteString("| backend | shape | dims | runs | sync wall | queue wall | kernels | batch | sync / kernels | queue / kernels | skipped |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, m := range r.Rows {
+		kern, batch, sr, qr := "-", "-", "-", "-"
+		if m.KernelSum > 0 {
+			kern, sr, qr = dur(m.KernelSum), fmt.Sprintf("%.2f", m.SyncRatio), fmt.Sprintf("%.2f", m.QueueRatio)
+		}
+		if m.Batch > 0 {
+			batch = dur(m.Batch)
+		}
+		sw, qw := "-", "-"
+		if m.Skipped == "" {
+			sw, qw = dur(m.SyncWall), dur(m.QueueWall)
+		}
+		fmt.Fprintf(&b, "| %s | %s | B=%d T=%d D=%d | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+			m.Backend, m.Shape, m.Dims.B, m.Dims.T, m.Dims.N, m.Runs, sw, qw, kern, batch, sr, qr, cell(m.Skipped))
+	}
+	return b.String()
+}
+
+func (r stepReport) table() string {
+	var b strings.Builder
+	for _, m := range r.Rows {
+		if m.Skipped != "" {
+			fmt.Fprintf(&b, "step %-7s %-6s skipped: %s\n", m.Backend, m.Shape, m.Skipped)
+			continue
+		}
+		fmt.Fprintf(&b, "step %-7s %-6s sync %s, queue %s", m.Backend, m.Shape, dur(m.SyncWall), dur(m.QueueWall))
+		if m.KernelSum > 0 {
+			fmt.Fprintf(&b, ", kernels %s (sync %.2fx, queue %.2fx)", dur(m.KernelSum), m.SyncRatio, m.QueueRatio)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
