@@ -34,8 +34,15 @@
 // tensor cores) and rounds 16-bit outputs to nearest even at the store;
 // NaN and Inf propagate as in the sequential reference; no thread block
 // waits on another. Shapes outside the envelope return *scans.ScanFallback
-// and run nothing. Every method is safe for concurrent use: one goroutine,
-// locked to an OS thread, owns the context and runs every driver call.
+// and run nothing. Every method is safe for concurrent use: each runs its
+// driver calls on its own locked OS thread, with the device's primary
+// context current, under one lock.
+//
+// Execution. An operation enqueues its kernel on the default stream and
+// returns; Download (and LastKernelTime) waits for it. NewQueue gives a
+// queue (scans.Queue) on a stream of its own, waited for once. Device
+// memory is pooled: Release returns it to a cache that later calls draw
+// from (CachedBytes, EmptyCache), and Close frees everything.
 //
 // The kernels (kernels/*.cu) are compiled to PTX by go generate (nvcc
 // 11.8, compute_80) and embedded; the driver compiles the PTX for the GPU

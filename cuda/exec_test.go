@@ -9,11 +9,15 @@ import (
 )
 
 // TestExecution runs the execution paths (caller-given outputs, a
-// queue's stream, goroutines with queues of their own, and 100,000 calls
-// whose device memory stays flat) with outputs poisoned before every
-// kernel.
+// queue's stream, goroutines with queues of their own, and 100,000 calls,
+// 500 with -short, whose device memory stays flat) with outputs poisoned
+// before every kernel.
 func TestExecution(t *testing.T) {
-	conformancetest.TestExecution(t, gpu(t), 100000)
+	calls := 100000
+	if testing.Short() {
+		calls = 500
+	}
+	conformancetest.TestExecution(t, gpu(t), calls)
 }
 
 // TestClose checks Close with work in flight and every call after it.

@@ -15,7 +15,7 @@ import (
 // driver that keeps "device" memory on the host, checks every copy and
 // free against its allocations, and runs the kernels in the host
 // emulation. It exercises the whole backend (driver calls, the device
-// goroutine, launch parameters, poisoning, memory accounting) on a machine
+// lock, launch parameters, poisoning, memory accounting, queues) on a machine
 // without a GPU. Where a GPU is present the tests run on it instead, and
 // this one skips.
 func TestFakeDriver(t *testing.T) {
@@ -41,7 +41,7 @@ func TestFakeDriver(t *testing.T) {
 	if out, err := exec.Command(gxx, args...).CombinedOutput(); err != nil {
 		t.Fatalf("g++ %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	run := "^(TestStatus|TestConformance|TestChunkedElementwise|TestInstrumented|TestConcurrent)$"
+	run := "^(TestStatus|TestConformance|TestChunkedElementwise|TestInstrumented|TestConcurrent|TestExecution|TestClose)$"
 	// The quick matrix: every path of every kernel; the full matrix adds
 	// shapes and runs on the GPU.
 	cargs := []string{"-test.run", run, "-test.v", "-test.short"}
@@ -58,7 +58,8 @@ func TestFakeDriver(t *testing.T) {
 		t.Fatalf("tests on the stand-in driver failed: %v\n%s", err, text)
 	}
 	for _, want := range []string{"--- PASS: TestConformance", "--- PASS: TestChunkedElementwise",
-		"--- PASS: TestInstrumented", "--- PASS: TestConcurrent", "fake libcuda.so.1"} {
+		"--- PASS: TestInstrumented", "--- PASS: TestConcurrent", "--- PASS: TestExecution", "--- PASS: TestClose",
+		"fake libcuda.so.1"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("child output lacks %q: a test skipped or did not run\n%s", want, text)
 		}

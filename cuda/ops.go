@@ -177,12 +177,22 @@ func (b *Backend) call(p *plan, names []string, args, given []*Tensor, c *scans.
 			outs = res
 			return nil
 		}
-		dur, err := b.timed(func() error { return launch(nil, p.kernel(), f, p.grid, p.bx, p.by, p.shared, params) })
+		run := func() error { return launch(nil, p.kernel(), f, p.grid, p.bx, p.by, p.shared, params) }
+		if !b.queued.Load() {
+			// Enqueued on the default stream between two events; the
+			// call returns without waiting (see Backend).
+			if err := b.bracket(run); err != nil {
+				return fail(fmt.Errorf("%s %s (%v, %v): %w", p.op, p.dir, p.dt, p.d, err))
+			}
+			outs = res
+			return nil
+		}
+		dur, err := b.timedOn(true, run)
 		if err != nil {
 			return fail(fmt.Errorf("%s %s (%v, %v): %w", p.op, p.dir, p.dt, p.d, err))
 		}
 		b.mu.Lock()
-		b.lastTime, b.hasTime = dur, true
+		b.lastTime, b.hasTime, b.timePending = dur, true, false
 		b.mu.Unlock()
 		outs = res
 		return nil

@@ -128,7 +128,7 @@ func (q *Queue) Wait() error {
 			return err
 		}
 		b.mu.Lock()
-		b.lastTime, b.hasTime = time.Duration(ms*float64(time.Millisecond)), true
+		b.lastTime, b.hasTime, b.timePending = time.Duration(ms*float64(time.Millisecond)), true, false
 		b.mu.Unlock()
 		return nil
 	})

@@ -30,6 +30,12 @@ import (
 // OS thread with the primary context made current there, under one lock:
 // the methods are safe for concurrent use and their driver calls run one
 // at a time. Released device memory is kept for reuse (scans.MemoryPool).
+//
+// An operation returns once its kernel is enqueued on the default stream,
+// as CUDA libraries do: its outputs are usable at once by later calls,
+// which run after it, and Download, LastKernelTime and a queue's Wait
+// wait for it. A launch the driver refuses is the call's error; a fault
+// while the kernel runs is reported by the next call that waits.
 type Backend struct {
 	// Typed gives the backend the typed method of each operation
 	// (LinearScan, GivensScanBackward, ...).
@@ -74,6 +80,9 @@ type Backend struct {
 	peak     int64      // largest held since ResetPeakBytes
 	lastTime time.Duration
 	hasTime  bool
+	// timePending: the last operation's events are recorded but not yet
+	// read (LastKernelTime reads them).
+	timePending bool
 }
 
 // New returns the CUDA backend. It touches no driver.
@@ -445,8 +454,32 @@ func (b *Backend) EmptyCache() {
 }
 
 // LastKernelTime is the device time, measured with events, of the kernel
-// launches of the most recent completed operation.
+// launches of the most recent operation (or queue batch). It waits for
+// that operation to finish.
 func (b *Backend) LastKernelTime() (time.Duration, bool) {
+	b.mu.Lock()
+	pending := b.timePending
+	b.mu.Unlock()
+	if pending {
+		err := b.do(func() error {
+			if err := eventSynchronize(b.stop); err != nil {
+				return err
+			}
+			ms, err := eventElapsed(b.start, b.stop)
+			if err != nil {
+				return err
+			}
+			b.mu.Lock()
+			if b.timePending {
+				b.lastTime, b.hasTime, b.timePending = time.Duration(ms*float64(time.Millisecond)), true, false
+			}
+			b.mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return 0, false
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.lastTime, b.hasTime
@@ -485,11 +518,23 @@ const (
 	busyMax   = 2 * time.Millisecond
 )
 
-// timed runs fn (which enqueues work on the default stream) between two
-// events and returns the device time between them, queued as
-// SetQueuedTiming says. It runs under do.
-func (b *Backend) timed(fn func() error) (time.Duration, error) {
-	return b.timedOn(b.queued.Load(), fn)
+// bracket enqueues fn's work on the default stream between the events
+// start and stop and returns without waiting: LastKernelTime reads the
+// time between them when asked. It runs under do.
+func (b *Backend) bracket(fn func() error) error {
+	if err := eventRecord(b.start, nil); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	if err := eventRecord(b.stop, nil); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.timePending = true
+	b.mu.Unlock()
+	return nil
 }
 
 // timedOn is timed, queued or not. Queued, a busy kernel (one thread

@@ -14,8 +14,8 @@ import (
 )
 
 // TestExecution checks the execution paths of b beyond the synchronous
-// call: conformance.ExecCases through caller-given outputs and through a
-// queue; a training step's chain of calls on one queue (outputs given and
+// call: conformance.ExecCases (in f32 only with -short) through
+// caller-given outputs and through a queue; a training step's chain of calls on one queue (outputs given and
 // reused, intermediates released while enqueued work still reads them, a
 // Download before Wait) against the same calls made synchronously, bit
 // for bit; goroutines sharing b, each with its own queue; and, for a
@@ -37,6 +37,9 @@ func TestExecution(t *testing.T, b scans.Backend, calls int) {
 	}{{"out", conformance.IntoOutputs}, {"queue", conformance.ThroughQueue}} {
 		wb := mode.wrap(b)
 		for _, c := range conformance.ExecCases() {
+			if testing.Short() && c.DType != scans.F32 {
+				continue // the short tier: f32 only
+			}
 			t.Run(mode.name+"/"+c.Name(), func(t *testing.T) {
 				if r := conformance.CheckCase(wb, ref, c, seed); !r.Pass {
 					t.Errorf("%s (seed %d)", r.Summary(), r.Seed)

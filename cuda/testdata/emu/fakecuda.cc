@@ -220,6 +220,34 @@ CUresult cuEventRecord(CUevent e, CUstream) {
     return CUDA_SUCCESS;
 }
 
+CUresult cuEventDestroy(CUevent e) {
+    if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    delete (event*)e;
+    return CUDA_SUCCESS;
+}
+
+// Streams: every launch runs to completion when it is made, so a stream
+// is only a handle to check.
+struct stream {
+    int live;
+};
+
+CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
+    if (flags != CU_STREAM_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
+    *s = (CUstream) new stream{1};
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream s) {
+    return s == nullptr || ((stream*)s)->live == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuStreamDestroy(CUstream s) {
+    if (s == nullptr || ((stream*)s)->live != 1) return CUDA_ERROR_INVALID_VALUE;
+    ((stream*)s)->live = 0;  // kept, so that a use after destroy is caught
+    return CUDA_SUCCESS;
+}
+
 CUresult cuEventSynchronize(CUevent e) {
     return ((event*)e)->recorded ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
