@@ -16,7 +16,8 @@ import (
 const StepLayers = 8
 
 // StepResult is one backend's training step at one shape: the same calls
-// made synchronously (fresh outputs, released after the step) and enqueued
+// made synchronously (fresh outputs, released after the step; the step
+// ends when its last call has finished) and enqueued
 // on one queue with outputs allocated once and reused (scans.Call.Out),
 // each timed by the host's clock per step. KernelSum is the sum of the
 // calls' device times, each timed alone as the benchmark rows are
@@ -190,7 +191,17 @@ func MeasureStep(b scans.Backend, shape string, d scans.Dims, dt scans.DType, cf
 		}
 		return qu.Wait()
 	}
-	syncStep := func() error { return step(b, nil, nil) }
+	// The synchronous step ends when its last call has finished: a
+	// backend whose calls return once enqueued (CUDA) is waited for.
+	syncStep := func() error {
+		if err := step(b, nil, nil); err != nil {
+			return err
+		}
+		if inst, ok := b.(scans.Instrumented); ok {
+			inst.LastKernelTime()
+		}
+		return nil
+	}
 	for range max(cfg.Warmup, 1) {
 		if err := syncStep(); err != nil {
 			return r, err

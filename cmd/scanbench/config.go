@@ -24,6 +24,7 @@ type config struct {
 	replot                     string // a directory whose scan_bench.json to draw again
 	seed                       uint64 // 0: from the clock
 	shapesGiven                bool   // --shapes was set
+	cpuProfile                 string // --cpuprofile: the file, or ""
 }
 
 var errHelp = errors.New("help requested")
@@ -43,6 +44,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	dtypes := fs.String("dtypes", "", "comma-separated element types: f32, f16, bf16 (default all for --check, f32 for --bench and --memory)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of the --check inputs, to rerun a failing matrix (default: from the clock; every report records it)")
 	fs.StringVar(&c.out, "out", "experiments/bench", "directory the result files are written to")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to this file")
 	fs.StringVar(&c.replot, "replot", "", "rewrite scan_bench.md and scan_bench.png from the scan_bench.json in this directory, measuring nothing")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)

@@ -47,6 +47,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 )
 
 func main() {
@@ -113,6 +114,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "scanbench:", err)
 		return 2
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "scanbench:", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "scanbench:", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
 	}
 	code, err := execute(cfg, stdout, stderr)
 	if err != nil {
