@@ -24,12 +24,12 @@ dev=${1:?usage: scripts/record.sh DEVICE [RESULTS.tgz]}
 dir=experiments/bench/$dev
 
 # The commands of record per device: the check (its trimmed matrix, in
-# every type) and the memory comparison, then the benchmarks: on a GPU
-# every shape and type, on lavapipe, a CPU, the lab and long-T shapes in
-# f32. (--quick also trims the benchmarks, so it never goes with --bench
-# here.) scripts/gpu-run.sh's record mode runs gpu_cmds.
-gpu_cmds=('scanbench --check --quick --memory'
-  'scanbench --bench --dtypes f32,f16,bf16')
+# every type), the memory comparison and the training step, then the
+# benchmarks: on a GPU every shape in f32, on lavapipe, a CPU, the lab and
+# long-T shapes in f32. (--quick also trims the benchmarks, so it never
+# goes with --bench here.) scripts/gpu-run.sh's record mode runs gpu_cmds.
+gpu_cmds=('scanbench --check --quick --memory --step'
+  'scanbench --bench')
 cpu_cmds=('scanbench --check --quick --memory --backends eager,vulkan'
   'scanbench --bench --shapes lab,long-T --backends eager,vulkan')
 
