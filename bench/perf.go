@@ -161,8 +161,9 @@ type Measurement struct {
 	// WarmMedian is the median of as many runs without the flush (inputs
 	// left in cache by the run before), where Cache is "cold".
 	WarmMedian float64 `json:"warm_median_s,omitempty"`
-	// WallMedian is the median host wall time of a call, submission,
-	// waiting and allocation included: what a caller waits for.
+	// WallMedian is the median host wall time of a call until it returns,
+	// submission and allocation included (a backend whose calls return
+	// once enqueued, CUDA, does not wait for the kernel there).
 	WallMedian float64 `json:"wall_median_s,omitempty"`
 	// WallPlain says that WallMedian was timed with the backend's queued
 	// timing off, as a caller runs it. Where it is false and Clock is

@@ -32,6 +32,26 @@
 // of an earlier scan) stay there, and so do the results, so a training loop
 // moves data only when it asks to.
 //
+// # Execution
+//
+// Each backend's calls are safe for concurrent use. A call writes its
+// results into new tensors, or into tensors the caller gives
+// (scans.Call.Out), checked like the arguments, so that a loop allocates
+// its outputs once; no operation runs in place. GPU backends keep
+// released device memory for reuse (scans.MemoryPool), and Close frees it
+// all (Scanner.Close closes every backend).
+//
+// A queue (Scanner.NewQueue, or a backend's own through scans.Queuer)
+// runs calls in order without waiting for each: Run checks a call and
+// returns its results at once, and Wait waits for everything enqueued and
+// returns the first failure. On Vulkan a queue's calls are recorded into
+// one command buffer and submitted once at Wait; on CUDA they go to a
+// stream of their own. A Download waits for the work that writes its
+// tensor, and a Release while enqueued work still reads a tensor takes
+// effect when that work has run. CUDA's synchronous calls also return
+// once their kernel is enqueued; Vulkan's wait for their work. A queue is
+// for one goroutine; goroutines sharing a backend make one each.
+//
 // # Example
 //
 //	a, _ := scans.FromFloat32(aData, B, T, D)

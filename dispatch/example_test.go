@@ -59,3 +59,43 @@ func ExampleNew() {
 	fmt.Printf("%.4f\n", h.(*scans.Host).At(0))
 	// Output: 1.2131
 }
+
+// A training step on one queue: the forward and the backward of a layer
+// are enqueued into outputs allocated once, and the step waits once. On a
+// GPU the tensors would come from that backend's Upload and stay there;
+// here they are host tensors, which the queue runs at once.
+func ExampleScanner_NewQueue() {
+	s, err := dispatch.New(dispatch.Eager)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	q, _ := s.NewQueue()
+	a, _ := scans.FromFloat32([]float32{0.5, 0.5}, 1, 2, 1)
+	x, _ := scans.FromFloat32([]float32{1, 1}, 1, 2, 1)
+	dh, _ := scans.FromFloat32([]float32{0, 1}, 1, 2, 1)
+	// The step's outputs, allocated once and reused by every step.
+	h, _ := scans.NewHost(scans.F32, 1, 2, 1)
+	da, _ := scans.NewHost(scans.F32, 1, 2, 1)
+	db, _ := scans.NewHost(scans.F32, 1, 2, 1)
+	for step := 0; step < 3; step++ {
+		fwd := &scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward,
+			Args: []scans.Tensor{a, x, nil}, Out: []scans.Tensor{h}}
+		if _, err := q.Run(fwd); err != nil {
+			fmt.Println(err)
+			return
+		}
+		bwd := &scans.Call{Op: scans.OpLinearScan, Dir: scans.Backward,
+			Args: []scans.Tensor{a, x, nil, h, dh}, Out: []scans.Tensor{da, db, nil}}
+		if _, err := q.Run(bwd); err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := q.Wait(); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	fmt.Println(h.Float32s(), da.Float32s(), db.Float32s())
+	// Output: [1 1.5] [0 1] [0.5 1]
+}

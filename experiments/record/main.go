@@ -54,6 +54,10 @@ type memoryFile struct {
 	Rows []bench.MemoryResult `json:"rows"`
 }
 
+type stepFile struct {
+	Rows []bench.StepResult `json:"rows"`
+}
+
 func main() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: record DIR")
@@ -125,7 +129,7 @@ func write(w io.Writer, dir string) error {
 	}
 	if cold(bf.Rows) {
 		fmt.Fprintf(w, "Device time, median, each run after a 256 MiB write (cold cache); *warm*: the same without it; "+
-			"*wall*: the host's time per call, what a caller waits for (- where the run timed it with each launch queued behind a busy kernel); ")
+			"*wall*: the host's time for a call to return, median (a CUDA call returns once its kernel is enqueued, a Vulkan call once its work has finished; - where the run timed it with each launch queued behind a busy kernel); ")
 	} else {
 		fmt.Fprintf(w, "Device time, median, runs back to back (warm cache: this run predates scanbench's cold-cache "+
 			"timing and its host wall times); ")
@@ -213,6 +217,26 @@ func write(w io.Writer, dir string) error {
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %.2f MiB | %.2f MiB | %.2fx |\n", r.Backend, r.Dims, r.Kind, float64(r.Fused)/(1<<20), float64(r.Generic)/(1<<20), r.Ratio)
+	}
+	var sf stepFile
+	if readJSON(dir, "scan_step.json", &sf) == nil && len(sf.Rows) > 0 {
+		fmt.Fprintf(w, "\n## Training step: synchronous calls against one queue\n\n"+
+			"%d layers of linear_scan and parallel_scan_log forward, then their backwards (%d calls, f32, warm); "+
+			"host wall time per step, synchronous (each call's outputs new) and on one queue (outputs reused, one Wait); "+
+			"*kernels*: the sum of the calls' device times (`scan_step.md` says more).\n\n"+
+			"| backend | shape | sync | queue | kernels | sync / kernels | queue / kernels |\n|---|---|---:|---:|---:|---:|---:|\n",
+			bench.StepLayers, 4*bench.StepLayers)
+		for _, r := range sf.Rows {
+			if r.Skipped != "" {
+				fmt.Fprintf(w, "| %s | %s | skipped: %s | | | | |\n", r.Backend, r.Shape, r.Skipped)
+				continue
+			}
+			k, sr, qr := "-", "-", "-"
+			if r.KernelSum > 0 {
+				k, sr, qr = dur(r.KernelSum), fmt.Sprintf("%.2f", r.SyncRatio), fmt.Sprintf("%.2f", r.QueueRatio)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Backend, r.Shape, dur(r.SyncWall), dur(r.QueueWall), k, sr, qr)
+		}
 	}
 	fmt.Fprintf(w, "\n![times per operation and shape](scan_bench.png)\n")
 	return nil
