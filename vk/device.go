@@ -80,6 +80,7 @@ type device struct {
 	modules       map[string]vk.ShaderModule
 	ctxMu         sync.Mutex
 	ctxFree       []*execCtx
+	ctxAll        []*execCtx // every context made, free or in flight (destroy frees them)
 	stageMu       sync.Mutex
 	staging       *buffer
 	stagePtr      unsafe.Pointer
@@ -410,7 +411,7 @@ func (d *device) destroy() {
 	if d.dev != nil {
 		vk.DeviceWaitIdle(d.dev)
 		d.freeAll()
-		for _, c := range d.ctxFree {
+		for _, c := range d.ctxAll {
 			vk.DestroyQueryPool(d.dev, c.qpool, nil)
 			vk.DestroyDescriptorPool(d.dev, c.dpool, nil)
 			vk.DestroyFence(d.dev, c.fence, nil)

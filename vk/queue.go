@@ -6,28 +6,38 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mingru/scans"
 )
 
 // Queue is a queue of operations on one Vulkan backend (scans.Queue). Run
 // checks a call, takes its outputs from the pool (or the call's Out) and
-// plans its dispatches, and returns; Wait records every enqueued
-// operation into one command buffer, in order, with a barrier between
-// consecutive dispatches, submits it once and waits on one fence. A
-// Download of a tensor that enqueued work writes runs the queue's work
-// first. Make one with Backend.NewQueue.
+// plans its dispatches, and returns. Every queueChunk operations are
+// recorded into one command buffer, in order, with a barrier between
+// consecutive dispatches, and submitted without waiting, so that the
+// device starts while the host enqueues the rest; Wait submits what is
+// left and waits for the fences. A Download of a tensor that enqueued
+// work writes waits for the queue's work first. Make one with
+// Backend.NewQueue.
 type Queue struct {
 	b  *Backend
 	mu sync.Mutex
-	// Since the last Wait: the planned operations, their names, every
-	// tensor they use (counted in its uses) and the first failure of a
-	// batch that a Download ran.
-	ops   []*batchOp
-	names []string
-	used  []*Tensor
-	err   error
+	// Since the last Wait: the operations not yet submitted, those
+	// submitted (and the contexts they were submitted in, in order),
+	// their names, every tensor they use (counted in its uses) and the
+	// first failure of a batch that a Download ran.
+	ops       []*batchOp
+	submitted []*batchOp
+	ctxs      []*execCtx
+	names     []string
+	used      []*Tensor
+	err       error
 }
+
+// queueChunk is how many operations a queue records into one command
+// buffer before it submits them.
+const queueChunk = 4
 
 var _ scans.Queue = (*Queue)(nil)
 
@@ -68,9 +78,10 @@ func (q *Queue) Wait() error {
 	return err
 }
 
-// drop forgets the enqueued work of a closed backend.
+// drop forgets the enqueued work of a closed backend (whose device, and
+// the contexts with it, Close destroyed).
 func (q *Queue) drop() {
-	q.ops, q.names, q.used, q.err = nil, nil, nil, nil
+	q.ops, q.submitted, q.ctxs, q.names, q.used, q.err = nil, nil, nil, nil, nil, nil
 }
 
 // enqueue plans the call's kernels and adds them to its queue, counting
@@ -95,6 +106,11 @@ func (c *call) enqueue(ks []kernel) error {
 	q := c.q
 	q.ops = append(q.ops, op)
 	q.names = append(q.names, op.name)
+	if len(q.ops) >= queueChunk {
+		if err := q.post(); err != nil && q.err == nil {
+			q.err = &scans.QueueError{Backend: "vulkan", Ops: q.names, Err: err}
+		}
+	}
 	b := c.b
 	b.tmu.Lock()
 	for _, t := range c.ins {
@@ -112,17 +128,69 @@ func (c *call) enqueue(ks []kernel) error {
 	return nil
 }
 
-// flush runs what is enqueued and returns its error. The caller holds
-// q.mu and is inside the backend's lifecycle.
-func (q *Queue) flush() error {
+// post records the operations not yet submitted into a context of their
+// own and submits them without waiting. The caller holds q.mu and is
+// inside the backend's lifecycle.
+func (q *Queue) post() error {
 	if len(q.ops) == 0 {
 		return nil
 	}
-	ops, names, used := q.ops, q.names, q.used
-	q.ops, q.names, q.used = nil, nil, nil
+	d := q.b.dev
+	ops := q.ops
+	q.ops = nil
+	q.submitted = append(q.submitted, ops...)
+	c, err := d.getCtx()
+	if err != nil {
+		return err
+	}
+	// Each chunk leads with a barrier, ordering it after every earlier
+	// submission (this queue's, and any other's).
+	if _, err := d.record(c, ops, true); err != nil {
+		d.putCtx(c)
+		return err
+	}
+	if err := d.post(c); err != nil {
+		d.putCtx(c)
+		return err
+	}
+	q.ctxs = append(q.ctxs, c)
+	return nil
+}
+
+// flush submits what is enqueued, waits for every submission and returns
+// the first error. The caller holds q.mu and is inside the backend's
+// lifecycle.
+func (q *Queue) flush() error {
+	if len(q.ops) == 0 && len(q.ctxs) == 0 {
+		return nil
+	}
+	err := q.post()
+	ops, ctxs, names, used := q.submitted, q.ctxs, q.names, q.used
+	q.submitted, q.ctxs, q.names, q.used = nil, nil, nil, nil
 	b := q.b
 	d := b.dev
-	dur, ok, err := d.execute(ops)
+	for _, c := range ctxs {
+		if werr := d.await(c); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err == nil {
+		err = d.checkOpGuards(ops)
+	}
+	var dur time.Duration
+	timed := err == nil && len(ctxs) > 0 && ctxs[0].hasQry
+	if timed {
+		first, ferr := d.rawTimestamps(ctxs[0], 2)
+		last, lerr := d.rawTimestamps(ctxs[len(ctxs)-1], 2)
+		if ferr != nil || lerr != nil {
+			timed = false
+		} else {
+			dur = d.ticks(first[0], last[1])
+		}
+	}
+	for _, c := range ctxs {
+		d.putCtx(c)
+	}
 	for _, op := range ops {
 		for _, s := range op.scratch {
 			d.free(s)
@@ -148,7 +216,7 @@ func (q *Queue) flush() error {
 		return &scans.QueueError{Backend: "vulkan", Ops: names, Err: err}
 	}
 	b.lastNs.Store(int64(dur))
-	b.lastOK.Store(ok)
+	b.lastOK.Store(timed)
 	return nil
 }
 

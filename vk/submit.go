@@ -84,6 +84,9 @@ func (d *device) getCtx() (*execCtx, error) {
 		c.qcap = queryCap
 		c.hasQry = true
 	}
+	d.ctxMu.Lock()
+	d.ctxAll = append(d.ctxAll, c)
+	d.ctxMu.Unlock()
 	return c, nil
 }
 
@@ -127,19 +130,29 @@ func (d *device) begin(c *execCtx) error {
 	return check(vk.BeginCommandBuffer(c.cmd, info), "begin command buffer")
 }
 
-// submit ends recording, submits (the queue is shared, so under a mutex)
-// and waits for the fence.
+// submit ends recording, submits and waits for the fence.
 func (d *device) submit(c *execCtx) error {
+	if err := d.post(c); err != nil {
+		return err
+	}
+	return d.await(c)
+}
+
+// post ends recording and submits (the queue is shared, so under a
+// mutex), without waiting.
+func (d *device) post(c *execCtx) error {
 	if err := check(vk.EndCommandBuffer(c.cmd), "end command buffer"); err != nil {
 		return err
 	}
 	d.queueMu.Lock()
 	r := shimSubmit(d.instance, d.queue, c.cmd, c.fence)
 	d.queueMu.Unlock()
-	if err := check(r, "queue submit"); err != nil {
-		return err
-	}
-	r = d.waitFence(c.fence)
+	return check(r, "queue submit")
+}
+
+// await waits for the fence of c's submission and resets it.
+func (d *device) await(c *execCtx) error {
+	r := d.waitFence(c.fence)
 	if r == vk.Timeout {
 		return fmt.Errorf("vk: wait for fence: timed out after %v", time.Duration(fenceTimeoutNs))
 	}
@@ -176,10 +189,8 @@ func (d *device) waitFence(f vk.Fence) vk.Result {
 // timestamps reads n timestamps written by the last submission and returns
 // the n-1 intervals.
 func (d *device) timestamps(c *execCtx, n uint32) ([]time.Duration, error) {
-	raw := make([]uint64, n)
-	r := vk.GetQueryPoolResults(d.dev, c.qpool, 0, n, uint(8*n), unsafe.Pointer(&raw[0]), 8,
-		vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit))
-	if err := check(r, "read timestamps"); err != nil {
+	raw, err := d.rawTimestamps(c, n)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]time.Duration, n-1)
@@ -188,6 +199,20 @@ func (d *device) timestamps(c *execCtx, n uint32) ([]time.Duration, error) {
 		out[i] = time.Duration(float64(dt) * d.tsPeriod)
 	}
 	return out, nil
+}
+
+// rawTimestamps reads the first n timestamps of c's last submission, in
+// device ticks.
+func (d *device) rawTimestamps(c *execCtx, n uint32) ([]uint64, error) {
+	raw := make([]uint64, n)
+	r := vk.GetQueryPoolResults(d.dev, c.qpool, 0, n, uint(8*n), unsafe.Pointer(&raw[0]), 8,
+		vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit))
+	return raw, check(r, "read timestamps")
+}
+
+// ticks converts an interval of device ticks to a duration.
+func (d *device) ticks(from, to uint64) time.Duration {
+	return time.Duration(float64((to-from)&d.tsMask) * d.tsPeriod)
 }
 
 func (d *device) barrier(cmd vk.CommandBuffer, src, dst vk.AccessFlagBits, srcStage, dstStage vk.PipelineStageFlagBits) {
@@ -350,18 +375,44 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 // waits for its fence. It returns the time between timestamps written
 // before the first dispatch and after the last.
 func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
-	n := 0
-	for _, op := range ops {
-		n += len(op.recs)
-	}
-	d.lastDispatches.Store(int64(n))
 	c, err := d.getCtx()
 	if err != nil {
 		return 0, false, err
 	}
 	defer d.putCtx(c)
-	if err := d.ensureSets(c, n); err != nil {
+	n, err := d.record(c, ops, false)
+	if err != nil {
 		return 0, false, err
+	}
+	d.lastDispatches.Store(int64(n))
+	if err := d.submit(c); err != nil {
+		return 0, false, err
+	}
+	if err := d.checkOpGuards(ops); err != nil {
+		return 0, false, err
+	}
+	if !c.hasQry || n == 0 {
+		return 0, false, nil
+	}
+	ts, err := d.timestamps(c, 2)
+	if err != nil {
+		return 0, false, err
+	}
+	return ts[0], true, nil
+}
+
+// record records the operations into c's command buffer, in order, with
+// a barrier before every dispatch but the first (and before the first
+// too when lead is set: the work continues an earlier submission's), and
+// timestamps before the first dispatch and after the last. It returns the
+// number of dispatches. The buffer is ended, ready to submit.
+func (d *device) record(c *execCtx, ops []*batchOp, lead bool) (int, error) {
+	n := 0
+	for _, op := range ops {
+		n += len(op.recs)
+	}
+	if err := d.ensureSets(c, n); err != nil {
+		return 0, err
 	}
 	infos := make([]bufferBinding, 0, n*maxBindings)
 	for _, op := range ops {
@@ -371,15 +422,21 @@ func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
 	}
 	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
 	if err := check(r, "allocate descriptor sets"); err != nil {
-		return 0, false, err
+		return 0, err
 	}
-
 	if err := d.begin(c); err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	cmd := c.cmd
 	if c.hasQry {
 		vk.CmdResetQueryPool(cmd, c.qpool, 0, 2)
+	}
+	if lead {
+		// The first scope of a barrier holds every command submitted
+		// to the queue before it: this orders the work after the
+		// earlier submissions' writes.
+		d.barrier(cmd, vk.AccessShaderWriteBit|vk.AccessTransferWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit|vk.AccessTransferWriteBit,
+			vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit)
 	}
 	push := new([4 + maxBindings]uint32)
 	set, recorded := 0, 0
@@ -416,23 +473,19 @@ func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
 	if c.hasQry {
 		vk.CmdWriteTimestamp(cmd, vk.PipelineStageBottomOfPipeBit, c.qpool, 1)
 	}
-	if err := d.submit(c); err != nil {
-		return 0, false, err
-	}
+	return n, nil
+}
+
+// checkOpGuards checks the guards of every operation's buffers (guards
+// on), naming the operation whose kernels overwrote one.
+func (d *device) checkOpGuards(ops []*batchOp) error {
 	for _, op := range ops {
 		if err := d.checkGuards(op.ks); err != nil {
 			if op.name != "" {
 				err = fmt.Errorf("%s: %w", op.name, err)
 			}
-			return 0, false, err
+			return err
 		}
 	}
-	if !c.hasQry || n == 0 {
-		return 0, false, nil
-	}
-	ts, err := d.timestamps(c, 2)
-	if err != nil {
-		return 0, false, err
-	}
-	return ts[0], true, nil
+	return nil
 }
