@@ -208,7 +208,21 @@ func elementwisePairs(op scans.Op, dir scans.Direction, n int, dt scans.DType) b
 // occupancy is what a device keeps in flight at once, over all its SMs:
 // threads and thread blocks, its number of SMs, and the registers of one
 // SM (0: not known, no limit).
-type occupancy struct{ threads, blocks, sms, regs int }
+type occupancy struct {
+	threads, blocks, sms, regs int
+	// layout, where not nil, imposes a layout experiment's choices
+	// (sweep_test.go) in place of the rules' own.
+	layout *layoutRules
+}
+
+// layoutRules are the layout choices a layout experiment imposes: each
+// non-nil function replaces the rule of the same name.
+type layoutRules struct {
+	givensTile        func(b, n, k int, occ occupancy) int
+	givensChunks      func(b, t, n, k int, occ occupancy) int
+	elementwiseChunks func(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occupancy) int
+	matrixScanLayout  func(b, t, n int, dt scans.DType, bwd bool, occ occupancy) (w, c int)
+}
 
 // h200 is an NVIDIA H200's occupancy: 132 SMs of 2048 threads, 32 blocks
 // and 65536 registers each. Tests plan launches with it.
@@ -281,9 +295,13 @@ func givensTile(b, n, k int, occ occupancy) int {
 }
 
 // givensTileOf is the tile rule planFor applies to the unchunked Givens
-// kernels: givensTile, or the tile a layout experiment imposes
-// (sweep_test.go).
-var givensTileOf = givensTile
+// kernels: givensTile, or the tile a layout experiment imposes.
+func givensTileOf(b, n, k int, occ occupancy) int {
+	if occ.layout != nil && occ.layout.givensTile != nil {
+		return occ.layout.givensTile(b, n, k, occ)
+	}
+	return givensTile(b, n, k, occ)
+}
 
 // givensChunkedMaxThreads mirrors kernels/givens_scan.cu's
 // GIVENS_CHUNKED_MAX_THREADS, the largest block of the chunked Givens
@@ -338,8 +356,13 @@ const givensStageRound = 8
 func givensStageBytes(bx int) int { return 2 * 4 * givensStageRound * bx * 4 }
 
 // givensChunksOf is the chunk rule planFor applies: givensChunks, or
-// the chunk count a layout experiment imposes (sweep_test.go).
-var givensChunksOf = givensChunks
+// the chunk count a layout experiment imposes.
+func givensChunksOf(b, t, n, k int, occ occupancy) int {
+	if occ.layout != nil && occ.layout.givensChunks != nil {
+		return occ.layout.givensChunks(b, t, n, k, occ)
+	}
+	return givensChunks(b, t, n, k, occ)
+}
 
 // givensChunkTile is the number W of contiguous lanes that one block of
 // the chunked Givens kernels serves with c chunks of k threads each: 1,
@@ -425,8 +448,13 @@ func logPairs(b, T, n int, occ occupancy) bool {
 }
 
 // elementwiseChunksOf is the rule planFor applies: elementwiseChunks, or
-// the chunk count a layout experiment imposes (sweep_test.go).
-var elementwiseChunksOf = elementwiseChunks
+// the chunk count a layout experiment imposes.
+func elementwiseChunksOf(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occupancy) int {
+	if occ.layout != nil && occ.layout.elementwiseChunks != nil {
+		return occ.layout.elementwiseChunks(op, bwd, T, lanes, esize, ch, occ)
+	}
+	return elementwiseChunks(op, bwd, T, lanes, esize, ch, occ)
+}
 
 // logFwdChunks lowers the chunk count c of the parallel_scan_log forward
 // over lanes lanes of threads that hold esize bytes a step and input while
@@ -499,8 +527,13 @@ const (
 )
 
 // matrixScanLayoutOf is the layout planFor applies: matrixScanLayout, or
-// the one a layout experiment imposes (sweep_test.go).
-var matrixScanLayoutOf = matrixScanLayout
+// the one a layout experiment imposes.
+func matrixScanLayoutOf(b, t, n int, dt scans.DType, bwd bool, occ occupancy) (w, c int) {
+	if occ.layout != nil && occ.layout.matrixScanLayout != nil {
+		return occ.layout.matrixScanLayout(b, t, n, dt, bwd, occ)
+	}
+	return matrixScanLayout(b, t, n, dt, bwd, occ)
+}
 
 // matrixScanShared is the dynamic shared memory in bytes of the
 // matrix_scan kernels with c chunks and tiles of w lanes: the chunks'

@@ -50,15 +50,15 @@ func TestGivensChunkSweep(t *testing.T) {
 func givensChunkSweep(t *testing.T, b *Backend, out *sweepOut, in *bench.InputSet, cols string, modes []bench.Mode,
 	maxC int, timing bench.Timing) {
 	t.Helper()
-	defer func() { givensChunksOf = givensChunks }()
+	defer func() { b.occ.layout = nil }()
 	d := in.Dims
 	rule := givensChunks(d.B, d.T, d.N, d.K, b.occ)
 	for _, mode := range modes {
 		for c := 1; c <= maxC && d.K*c <= givensChunkedMaxThreads && c <= d.T; c *= 2 {
 			cc := c
-			givensChunksOf = func(int, int, int, int, occupancy) int { return cc }
+			b.occ.layout = &layoutRules{givensChunks: func(int, int, int, int, occupancy) int { return cc }}
 			m, err := bench.MeasureInputs(b, in, mode, timing)
-			givensChunksOf = givensChunks
+			b.occ.layout = nil
 			if err != nil {
 				t.Errorf("%v %s chunks %d: %v", d, mode, c, err)
 				continue
@@ -102,7 +102,7 @@ func TestGivensChunkSweepLarge(t *testing.T) {
 // says so. Without the variable it does nothing.
 func TestMatrixScanLayoutSweep(t *testing.T) {
 	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_MS", "B\tT\tN\tdtype\tmode\ttile\tchunks\trule\tmedian_us")
-	defer func() { matrixScanLayoutOf = matrixScanLayout }()
+	defer func() { b.occ.layout = nil }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
 	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 150 * time.Millisecond}
 	for _, d := range []scans.Dims{
@@ -139,9 +139,9 @@ func TestMatrixScanLayoutSweep(t *testing.T) {
 							continue
 						}
 						ww, cc := w, c
-						matrixScanLayoutOf = func(int, int, int, scans.DType, bool, occupancy) (int, int) { return ww, cc }
+						b.occ.layout = &layoutRules{matrixScanLayout: func(int, int, int, scans.DType, bool, occupancy) (int, int) { return ww, cc }}
 						m, err := bench.MeasureInputs(b, in, mode, timing)
-						matrixScanLayoutOf = matrixScanLayout
+						b.occ.layout = nil
 						if err != nil {
 							t.Errorf("%v %s %s W %d C %d: %v", d, dt, mode, w, c, err)
 							continue
@@ -163,7 +163,7 @@ func TestMatrixScanLayoutSweep(t *testing.T) {
 // nothing.
 func TestElementwiseChunkSweep(t *testing.T) {
 	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_EW", "op\tdtype\tmode\tchunks\trule\tround\tmedian_us")
-	defer func() { elementwiseChunksOf = elementwiseChunks }()
+	defer func() { b.occ.layout = nil }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
 	timing := bench.Timing{Warmup: 20, MinRuns: 30, MaxRuns: 400, Budget: 150 * time.Millisecond}
 	d := scans.Dims{B: 32, T: 4096, N: 1024, K: 1, V: 1}
@@ -187,9 +187,9 @@ func TestElementwiseChunkSweep(t *testing.T) {
 				}
 				for c := 1; c <= maxChunks && c*tile <= limit && c*tile*2 <= 1024; c *= 2 {
 					cc := c
-					elementwiseChunksOf = func(scans.Op, bool, int, int, int, int, occupancy) int { return cc }
+					b.occ.layout = &layoutRules{elementwiseChunks: func(scans.Op, bool, int, int, int, int, occupancy) int { return cc }}
 					m, err := bench.MeasureInputs(b, in, bench.ModeForward, timing)
-					elementwiseChunksOf = elementwiseChunks
+					b.occ.layout = nil
 					if err != nil {
 						t.Errorf("%s %s chunks %d: %v", op, dt, c, err)
 						continue
@@ -210,7 +210,7 @@ func TestElementwiseChunkSweep(t *testing.T) {
 // nothing.
 func TestGivensTileSweep(t *testing.T) {
 	b, out := startSweep(t, "MINGRU_CUDA_SWEEP_GT", "dtype\tmode\ttile\trule\tround\tmedian_us")
-	defer func() { givensTileOf = givensTile }()
+	defer func() { b.occ.layout = nil }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
 	timing := bench.Timing{Warmup: 10, MinRuns: 20, MaxRuns: 200, Budget: 200 * time.Millisecond}
 	d := scans.Dims{B: 32, T: 4096, N: 128, K: 8, V: 1}
@@ -224,9 +224,9 @@ func TestGivensTileSweep(t *testing.T) {
 			for _, mode := range []bench.Mode{bench.ModeForward, bench.ModeBackward} {
 				for _, w := range []int{4, 8, 16} {
 					ww := w
-					givensTileOf = func(int, int, int, occupancy) int { return ww }
+					b.occ.layout = &layoutRules{givensTile: func(int, int, int, occupancy) int { return ww }}
 					m, err := bench.MeasureInputs(b, in, mode, timing)
-					givensTileOf = givensTile
+					b.occ.layout = nil
 					if err != nil {
 						t.Errorf("%s %s tile %d: %v", dt, mode, w, err)
 						continue

@@ -53,6 +53,11 @@ type config struct {
 	// a CPU device (lavapipe) runs that path too. softF16 wins.
 	softF16  bool
 	hwNarrow bool
+	// Layout experiments (sweep_test.go): the tiled kernels' layout in
+	// place of tiledLayout's; the 16-bit and subgroup Givens kernels
+	// compiled without the whole-word paths.
+	tiledLayout  func(B, T, units, wgCap, steps, unitCh int) (tile, chunks int)
+	noAlignWords bool
 }
 
 // Backend runs the scans on a Vulkan device. It implements scans.Backend

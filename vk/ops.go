@@ -264,14 +264,18 @@ func tensorOrNil(t *Tensor) scans.Tensor {
 	return t
 }
 
-// tiledLayoutOf and alignWords are the tiled kernels' layout rule and
-// whether their 16-bit kernels (and the subgroup Givens kernels) may be
-// compiled for whole words; a layout experiment (sweep_test.go) swaps
-// them to time the alternatives.
-var (
-	tiledLayoutOf = tiledLayout
-	alignWords    = true
-)
+// tiledLayoutOf is the tiled kernels' layout rule: tiledLayout, or the
+// backend's own (config.tiledLayout, a layout experiment's).
+func (c *call) tiledLayoutOf(B, T, units, wgCap, steps, unitCh int) (tile, chunks int) {
+	if f := c.b.cfg.tiledLayout; f != nil {
+		return f(B, T, units, wgCap, steps, unitCh)
+	}
+	return tiledLayout(B, T, units, wgCap, steps, unitCh)
+}
+
+// alignWords says whether the 16-bit kernels (and the subgroup Givens
+// kernels) may be compiled for whole words.
+func (c *call) alignWords() bool { return !c.b.cfg.noAlignWords }
 
 // elementwise is the kernel of the tiled layout (linear_scan,
 // parallel_scan_log, matrix_scan): a tile of tile units per workgroup, a
@@ -280,14 +284,14 @@ var (
 func (c *call) elementwise(dir scans.Direction) kernel {
 	d := c.dims
 	units, steps := elementwiseUnits(c.op, c.dt, d.N)
-	tile, chunks := tiledLayoutOf(d.B, d.T, units, tiledWorkgroupCap(c.op, c.dt, c.dev.maxWorkgroup()), steps, unitChannels(c.op, c.dt))
+	tile, chunks := c.tiledLayoutOf(d.B, d.T, units, tiledWorkgroupCap(c.op, c.dt, c.dev.maxWorkgroup()), steps, unitChannels(c.op, c.dt))
 	k := kernel{module: moduleName(c.op, dir, c.dt), T: uint32(d.T), N: uint32(d.N)}
 	k.spec[specWG] = uint32(tile * chunks)
 	k.spec[specK], k.spec[specV] = 1, 1
 	k.spec[specChunks] = uint32(chunks)
 	k.spec[specTile] = uint32(tile)
 	k.groupsPerBatch = int64((units + tile - 1) / tile)
-	k.wordAligned = alignWords && wholeWords(c.op, c.dt, d.N)
+	k.wordAligned = c.alignWords() && wholeWords(c.op, c.dt, d.N)
 	return k
 }
 

@@ -143,7 +143,7 @@ func (c *call) givensSG(dir scans.Direction) (kernel, bool) {
 	// An invocation's pairs of sigma, x, h and their gradients start at
 	// an even element (k is even here), so in 16-bit types each is one
 	// whole word wherever the operands start at even elements.
-	k.wordAligned = alignWords && c.dt.Size() == 2
+	k.wordAligned = c.alignWords() && c.dt.Size() == 2
 	return k, true
 }
 

@@ -66,7 +66,6 @@ func TestLayoutSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { tiledLayoutOf, alignWords = tiledLayout, true }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	// Enough runs that the GPU's clocks are up for most of them (the host
 	// draws each row's inputs while the device idles).
@@ -101,7 +100,7 @@ func TestLayoutSweep(t *testing.T) {
 			t.Errorf("%s %s %s tile %d chunks %d: %v", shape, op, mode, tile, chunks, err)
 			return
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%d\t%v\t%v\t%.2f\n", shape, op, mode, dt, kernelName, tile, chunks, alignWords, rule, m.Median*1e6)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%d\t%v\t%v\t%.2f\n", shape, op, mode, dt, kernelName, tile, chunks, !b.cfg.noAlignWords, rule, m.Median*1e6)
 		if _, err := out.WriteString(line); err != nil {
 			t.Fatal(err)
 		}
@@ -126,9 +125,9 @@ func TestLayoutSweep(t *testing.T) {
 					continue
 				}
 				tc, cc := tile, chunks
-				tiledLayoutOf = func(int, int, int, int, int, int) (int, int) { return tc, cc }
+				b.cfg.tiledLayout = func(int, int, int, int, int, int) (int, int) { return tc, cc }
 				row(shape, op, dims, dt, mode, tile, chunks, false)
-				tiledLayoutOf = tiledLayout
+				b.cfg.tiledLayout = nil
 			}
 		}
 	}
@@ -168,9 +167,9 @@ func TestLayoutSweep(t *testing.T) {
 								continue
 							}
 							tc, cc := tile, chunks
-							tiledLayoutOf = func(int, int, int, int, int, int) (int, int) { return tc, cc }
+							b.cfg.tiledLayout = func(int, int, int, int, int, int) (int, int) { return tc, cc }
 							row("long-T", op, dims, dt, mode, tile, chunks, false)
-							tiledLayoutOf = tiledLayout
+							b.cfg.tiledLayout = nil
 						}
 					}
 				}
@@ -195,10 +194,10 @@ func TestLayoutSweep(t *testing.T) {
 				units, steps := elementwiseUnits(op, dt, dims.N)
 				rt, rc := tiledLayout(dims.B, dims.T, units, tiledWorkgroupCap(op, dt, d.maxWorkgroup()), steps, unitChannels(op, dt))
 				for _, aligned := range []bool{true, false} {
-					alignWords = aligned
+					b.cfg.noAlignWords = !aligned
 					row("large", op, dims, dt, bench.ModeForward, rt, rc, true)
 				}
-				alignWords = true
+				b.cfg.noAlignWords = false
 			}
 		}
 	}
@@ -276,7 +275,7 @@ func TestLayoutSweep(t *testing.T) {
 				if !aligned && dt.Size() == 4 {
 					continue
 				}
-				alignWords = aligned
+				b.cfg.noAlignWords = !aligned
 				depths := []int{2, 4, 8, 16}
 				if dt.Size() == 2 && aligned {
 					depths = append(depths, 24, 32)
@@ -289,7 +288,7 @@ func TestLayoutSweep(t *testing.T) {
 				}
 			}
 		}
-		b.cfg.givensDepth, alignWords = 0, true
+		b.cfg.givensDepth, b.cfg.noAlignWords = 0, false
 		kernelName = "tiled"
 	}
 	// rows: matrix_affine_scan in the row layout, f32: the forward at the
