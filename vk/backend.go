@@ -94,6 +94,18 @@ func New() *Backend {
 	})
 }
 
+// NewOn returns a Vulkan backend on the given device: an index into the
+// driver's list (Devices), or a case-insensitive substring of its name;
+// "" chooses as New does. Several backends, on one device or several, can
+// live in one process: each holds its own tensors. Like New it touches no
+// driver until first used; a device that does not exist is reported by
+// Status.
+func NewOn(device string) *Backend {
+	b := New()
+	b.cfg.device = device
+	return b
+}
+
 func newBackend(cfg config) *Backend {
 	b := &Backend{cfg: cfg}
 	b.Typed = scans.Typed{Runner: b}
@@ -431,7 +443,9 @@ var (
 	_ scans.CacheFlusher = (*Backend)(nil)
 	_ scans.MemoryPool   = (*Backend)(nil)
 	_ scans.Queuer       = (*Backend)(nil)
+	_ scans.DeviceLister = (*Backend)(nil)
 	_ scans.Tensor       = (*Tensor)(nil)
+	_ scans.Owned        = (*Tensor)(nil)
 )
 
 func init() { scans.Register("vulkan", 20, func() scans.Backend { return New() }) }

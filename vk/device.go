@@ -249,20 +249,18 @@ func haveLayer(name string) error {
 	return nil
 }
 
-// choose picks the physical device: MINGRU_VK_DEVICE (an index into the
-// enumeration, or a case-insensitive substring of the name) when set, else
-// discrete > integrated > virtual > CPU, first enumerated on ties.
-func (d *device) choose(want string) error {
+// candidates lists the physical devices in the driver's order.
+func (d *device) candidates() ([]candidate, error) {
 	var n uint32
 	if err := check(vk.EnumeratePhysicalDevices(d.instance, &n, nil), "enumerate physical devices"); err != nil {
-		return err
+		return nil, err
 	}
 	if n == 0 {
-		return errors.New("no Vulkan device found")
+		return nil, errors.New("no Vulkan device found")
 	}
 	physs := make([]vk.PhysicalDevice, n)
 	if err := check(vk.EnumeratePhysicalDevices(d.instance, &n, physs), "enumerate physical devices"); err != nil {
-		return err
+		return nil, err
 	}
 	var cands []candidate
 	for i, p := range physs[:n] {
@@ -270,6 +268,17 @@ func (d *device) choose(want string) error {
 		vk.GetPhysicalDeviceProperties(p, &props)
 		props.Deref()
 		cands = append(cands, candidate{phys: p, props: props, index: i, name: cstr(props.DeviceName[:])})
+	}
+	return cands, nil
+}
+
+// choose picks the physical device: want (an index into the enumeration,
+// or a case-insensitive substring of the name) when set, else discrete >
+// integrated > virtual > CPU, first enumerated on ties.
+func (d *device) choose(want string) error {
+	cands, err := d.candidates()
+	if err != nil {
+		return err
 	}
 	var names []string
 	for _, c := range cands {
@@ -279,7 +288,7 @@ func (d *device) choose(want string) error {
 	if want != "" {
 		if idx, err := strconv.Atoi(want); err == nil {
 			if idx < 0 || idx >= len(cands) {
-				return fmt.Errorf("MINGRU_VK_DEVICE=%s is out of range (devices: %s)", want, strings.Join(names, "; "))
+				return fmt.Errorf("device %s is out of range (devices: %s)", want, strings.Join(names, "; "))
 			}
 			pick = &cands[idx]
 		} else {
@@ -294,7 +303,7 @@ func (d *device) choose(want string) error {
 				}
 			}
 			if pick == nil {
-				return fmt.Errorf("MINGRU_VK_DEVICE=%q matches no device (devices: %s)", want, strings.Join(names, "; "))
+				return fmt.Errorf("device %q matches no device (devices: %s)", want, strings.Join(names, "; "))
 			}
 		}
 		if _, ok := computeFamily(d.instance, pick.phys); !ok {

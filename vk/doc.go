@@ -37,6 +37,13 @@
 // device may flush f32 subnormals in arithmetic (NVIDIA's does); that error
 // is inside every tolerance gate.
 //
+// Devices lists the physical devices; NewOn makes a backend on any of
+// them, and several backends live in one process, each with its own
+// tensors. Calls wait for their work; a Queue (NewQueue) records calls
+// into command buffers submitted without waiting, and Wait waits once.
+// Released device memory is pooled (CachedBytes, EmptyCache); Close frees
+// everything.
+//
 // Environment (read by New):
 //
 //	MINGRU_VK_DEVICE        the physical device: an index into the

@@ -61,3 +61,6 @@ func (*device) isClosed() bool         { return false }
 func (*device) destroy()               {}
 func (*device) memory() (int64, int64) { return 0, 0 }
 func (*device) emptyCache() int64      { return 0 }
+
+// Devices returns why there is no device.
+func (b *Backend) Devices() ([]scans.DeviceInfo, error) { return nil, b.unavailable() }

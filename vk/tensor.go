@@ -46,3 +46,6 @@ func (t *Tensor) Bytes() int64 { return int64(t.Len()) * int64(t.dtype.Size()) }
 
 // String describes the tensor, for example "vulkan f32(128,64,64)".
 func (t *Tensor) String() string { return "vulkan " + scans.ShapeString(t.dtype, t.shape) }
+
+// Owner implements scans.Owned: the backend that holds the tensor.
+func (t *Tensor) Owner() scans.Backend { return t.owner }
