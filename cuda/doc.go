@@ -38,6 +38,11 @@
 // driver calls on its own locked OS thread, with the device's primary
 // context current, under one lock.
 //
+// Devices. New runs on the device MINGRU_CUDA_DEVICE names (a CUDA
+// ordinal, default 0), NewOn on any ordinal, and Devices lists them. Every
+// backend works in its device's primary context, which other CUDA
+// libraries in the process share.
+//
 // Execution. An operation enqueues its kernel on the default stream and
 // returns; Download (and LastKernelTime) waits for it. NewQueue gives a
 // queue (scans.Queue) on a stream of its own, waited for once. Device

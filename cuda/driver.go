@@ -43,6 +43,7 @@ static __typeof__(&cuStreamCreate) p_cuStreamCreate;
 static __typeof__(&cuStreamSynchronize) p_cuStreamSynchronize;
 static __typeof__(&cuStreamDestroy) p_cuStreamDestroy;
 static __typeof__(&cuEventDestroy) p_cuEventDestroy;
+static __typeof__(&cuDeviceTotalMem) p_cuDeviceTotalMem;
 
 // scans_open loads libcuda.so.1 and resolves every entry point. It
 // returns NULL on success, or a message (static or dlerror's).
@@ -89,6 +90,7 @@ static const char *scans_open(void) {
 	LOAD(p_cuStreamSynchronize, "cuStreamSynchronize")
 	LOAD(p_cuStreamDestroy, "cuStreamDestroy_v2")
 	LOAD(p_cuEventDestroy, "cuEventDestroy_v2")
+	LOAD(p_cuDeviceTotalMem, "cuDeviceTotalMem_v2")
 #undef LOAD
 	scans_lib = lib;
 	return NULL;
@@ -113,6 +115,7 @@ static const char *scans_error_string(CUresult r) {
 static CUresult scans_device_count(int *n) { return p_cuDeviceGetCount(n); }
 static CUresult scans_device_get(CUdevice *d, int ordinal) { return p_cuDeviceGet(d, ordinal); }
 static CUresult scans_device_name(char *name, int len, CUdevice d) { return p_cuDeviceGetName(name, len, d); }
+static CUresult scans_device_total_mem(size_t *n, CUdevice d) { return p_cuDeviceTotalMem(n, d); }
 static CUresult scans_device_attribute(int *v, int attr, CUdevice d) {
 	return p_cuDeviceGetAttribute(v, (CUdevice_attribute)attr, d);
 }
@@ -246,6 +249,12 @@ const (
 	attrMaxBlocksPerSM  = C.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
 	attrRegsPerSM       = C.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
 )
+
+func deviceTotalMem(d C.CUdevice) (int64, error) {
+	var n C.size_t
+	err := check("cuDeviceTotalMem", C.scans_device_total_mem(&n, d))
+	return int64(n), err
+}
 
 func deviceAttribute(d C.CUdevice, attr int) (int, error) {
 	var v C.int

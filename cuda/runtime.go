@@ -9,8 +9,11 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +25,7 @@ import (
 
 // Backend is the CUDA backend. New makes it without touching the driver;
 // the first call that needs the GPU (Status, Upload, an operation) loads
-// libcuda.so.1, initializes the driver and retains device 0's primary
+// libcuda.so.1, initializes the driver and retains its device's primary
 // context. A failure there is remembered: Status reports it and every
 // later call returns it as a *scans.UnavailableError.
 //
@@ -41,11 +44,13 @@ type Backend struct {
 	// (LinearScan, GivensScanBackward, ...).
 	scans.Typed
 
-	once    sync.Once
-	initErr error // set once by ensure
-	ctx     C.CUcontext
-	devMu   sync.Mutex // held around every run of driver calls (do)
-	life    scans.Lifecycle
+	once       sync.Once
+	initErr    error // set once by ensure
+	ordinal    int   // the device's CUDA ordinal
+	ordinalErr error // a bad MINGRU_CUDA_DEVICE
+	ctx        C.CUcontext
+	devMu      sync.Mutex // held around every run of driver calls (do)
+	life       scans.Lifecycle
 
 	// Set by open, before any other call; read-only afterwards.
 	device string
@@ -85,11 +90,60 @@ type Backend struct {
 	timePending bool
 }
 
-// New returns the CUDA backend. It touches no driver.
+// New returns the CUDA backend on the device MINGRU_CUDA_DEVICE names (a
+// CUDA ordinal; default 0). It touches no driver.
 func New() *Backend {
-	b := &Backend{}
+	b := NewOn(0)
+	if v := strings.TrimSpace(os.Getenv("MINGRU_CUDA_DEVICE")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			b.ordinalErr = fmt.Errorf("MINGRU_CUDA_DEVICE=%q is not a CUDA ordinal (0, 1, ...)", v)
+		}
+		b.ordinal = n
+	}
+	return b
+}
+
+// NewOn returns a CUDA backend on the device of the given ordinal
+// (Devices lists them). It touches no driver; an ordinal with no device
+// is reported by Status. Several backends, on one device or several, can
+// live in one process: each holds its own tensors, in the device's
+// primary context.
+func NewOn(ordinal int) *Backend {
+	b := &Backend{ordinal: ordinal}
 	b.Typed = scans.Typed{Runner: b}
 	return b
+}
+
+// Devices implements scans.DeviceLister: every CUDA device, by ordinal.
+// It loads the driver but opens no context.
+func (b *Backend) Devices() (list []scans.DeviceInfo, err error) {
+	defer guard("devices", &err)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := openDriver(); err != nil {
+		return nil, &scans.UnavailableError{Backend: backendName, Reason: unavailablePrefix + err.Error()}
+	}
+	n, err := deviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("cuda: Devices: %w", err)
+	}
+	for i := 0; i < n; i++ {
+		dev, err := deviceGet(i)
+		if err != nil {
+			return nil, fmt.Errorf("cuda: Devices: %w", err)
+		}
+		name, err := deviceName(dev)
+		if err != nil {
+			return nil, fmt.Errorf("cuda: Devices: %w", err)
+		}
+		mem, err := deviceTotalMem(dev)
+		if err != nil {
+			return nil, fmt.Errorf("cuda: Devices: %w", err)
+		}
+		list = append(list, scans.DeviceInfo{Backend: backendName, Index: i, Name: name, Memory: mem})
+	}
+	return list, nil
 }
 
 var (
@@ -99,6 +153,8 @@ var (
 	_ scans.CacheFlusher = (*Backend)(nil)
 	_ scans.MemoryPool   = (*Backend)(nil)
 	_ scans.Queuer       = (*Backend)(nil)
+	_ scans.DeviceLister = (*Backend)(nil)
+	_ scans.Owned        = (*Tensor)(nil)
 )
 
 // Name returns "cuda".
@@ -131,6 +187,9 @@ func (b *Backend) open() (err error) {
 	if err := openDriver(); err != nil {
 		return err
 	}
+	if b.ordinalErr != nil {
+		return b.ordinalErr
+	}
 	n, err := deviceCount()
 	if err != nil {
 		return err
@@ -138,7 +197,10 @@ func (b *Backend) open() (err error) {
 	if n < 1 {
 		return fmt.Errorf("no CUDA device")
 	}
-	dev, err := deviceGet(0)
+	if b.ordinal < 0 || b.ordinal >= n {
+		return fmt.Errorf("no CUDA device of ordinal %d (%d devices: 0 to %d)", b.ordinal, n, n-1)
+	}
+	dev, err := deviceGet(b.ordinal)
 	if err != nil {
 		return err
 	}

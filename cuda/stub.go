@@ -91,3 +91,9 @@ func (*Backend) CachedBytes() int64 { return 0 }
 
 // EmptyCache does nothing.
 func (*Backend) EmptyCache() {}
+
+// NewOn returns the stub: CUDA is not built in.
+func NewOn(int) *Backend { return New() }
+
+// Devices returns the reason CUDA is not built in.
+func (*Backend) Devices() ([]scans.DeviceInfo, error) { return nil, unavailable() }

@@ -46,3 +46,6 @@ func (t *Tensor) String() string { return "cuda " + scans.ShapeString(t.dtype, t
 // live reports whether the tensor has not been released. It runs under
 // its owner's do.
 func (t *Tensor) live() bool { return t.ptr != 0 && !t.freeLater }
+
+// Owner implements scans.Owned: the backend that holds the tensor.
+func (t *Tensor) Owner() scans.Backend { return t.owner }

@@ -93,6 +93,13 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice) {
     return CUDA_SUCCESS;
 }
 
+CUresult cuDeviceTotalMem(size_t* n, CUdevice d) {
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    if (d != 0) return CUDA_ERROR_INVALID_VALUE;
+    *n = size_t(80) << 30;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
     switch (a) {
         case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
