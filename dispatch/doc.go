@@ -30,7 +30,10 @@
 // (*scans.Host) go to the chosen backend and the results come back as host
 // tensors. Tensors already on a GPU (from that backend's Upload, or outputs
 // of an earlier scan) stay there, and so do the results, so a training loop
-// moves data only when it asks to.
+// moves data only when it asks to. With several instances of a backend
+// in one process (vk.NewOn, cuda.NewOn), each call runs on the instance
+// that holds its tensors (scans.Owned), and Copy moves a tensor from one
+// to another.
 //
 // # Execution
 //

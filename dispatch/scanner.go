@@ -129,15 +129,34 @@ func callLocation(c *scans.Call) string {
 	return "host"
 }
 
+// callOwner is the backend instance that holds the call's tensors (that
+// of its first argument, where it is scans.Owned), or nil.
+func callOwner(c *scans.Call) scans.Backend {
+	for _, t := range c.Args {
+		if !scans.IsNil(t) {
+			if o, ok := t.(scans.Owned); ok {
+				return o.Owner()
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 // plan lists the backends to try, in order, for a call whose inputs live
-// at loc. Under Auto the last is always the reference.
+// at loc. Under Auto the last is always the reference. A call on a GPU
+// backend's tensors runs on the instance that holds them.
 func (s *Scanner) plan(c *scans.Call, loc string) ([]scans.Backend, error) {
+	owner := callOwner(c)
 	switch s.choice {
 	case Eager:
 		return []scans.Backend{s.eager}, nil
 	case CUDA, Triton, Vulkan:
 		name := s.choice.backendName()
 		b := s.byLocation(name)
+		if owner != nil && owner.Name() == name {
+			b = owner
+		}
 		if b == nil {
 			return nil, &scans.UnavailableError{Backend: name, Reason: name + " backend not compiled into this program"}
 		}
@@ -152,7 +171,9 @@ func (s *Scanner) plan(c *scans.Call, loc string) ([]scans.Backend, error) {
 	// Auto.
 	var gpus []scans.Backend
 	if loc != "host" {
-		if b := s.byLocation(loc); b != nil {
+		if owner != nil {
+			gpus = []scans.Backend{owner}
+		} else if b := s.byLocation(loc); b != nil {
 			gpus = []scans.Backend{b}
 		}
 	} else {
@@ -239,7 +260,11 @@ func errorClass(err error) string {
 // released whatever happens.
 func (s *Scanner) runOn(b scans.Backend, loc string, c *scans.Call) ([]scans.Tensor, error) {
 	bloc := location(b)
-	if bloc == loc {
+	home := callOwner(c) // where the results go back to, if on a GPU
+	if home == nil {
+		home = s.byLocation(loc)
+	}
+	if bloc == loc && (loc == "host" || home == b) {
 		return b.Run(c)
 	}
 	if c.Out != nil && loc != "host" {
@@ -291,12 +316,12 @@ func (s *Scanner) runOn(b scans.Backend, loc string, c *scans.Call) ([]scans.Ten
 		if scans.IsNil(t) {
 			continue
 		}
-		m, err := s.move(t, bloc, s.byLocation(loc))
+		m, err := s.move(t, bloc, home)
 		if err != nil {
-			if dst := s.byLocation(loc); dst != nil {
+			if home != nil {
 				for _, r := range res[:i] {
 					if !scans.IsNil(r) {
-						_ = dst.Release(r)
+						_ = home.Release(r)
 					}
 				}
 			}
@@ -309,9 +334,15 @@ func (s *Scanner) runOn(b scans.Backend, loc string, c *scans.Call) ([]scans.Ten
 
 // move copies t, which lives at from, to backend to.
 func (s *Scanner) move(t scans.Tensor, from string, to scans.Backend) (scans.Tensor, error) {
+	if to == nil {
+		return nil, fmt.Errorf("dispatch: no backend to move a tensor to %q", from)
+	}
 	h, ok := t.(*scans.Host)
 	if !ok {
 		src := s.byLocation(from)
+		if o, ok := t.(scans.Owned); ok {
+			src = o.Owner()
+		}
 		if src == nil {
 			return nil, fmt.Errorf("dispatch: no backend holds tensors on %q", from)
 		}
