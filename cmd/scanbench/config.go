@@ -21,10 +21,12 @@ type config struct {
 	shapes                     []bench.Shape
 	dtypes                     []scans.DType // empty: every type for --check, f32 for --bench
 	out                        string
-	replot                     string // a directory whose scan_bench.json to draw again
-	seed                       uint64 // 0: from the clock
-	shapesGiven                bool   // --shapes was set
-	cpuProfile                 string // --cpuprofile: the file, or ""
+	replot                     string            // a directory whose scan_bench.json to draw again
+	seed                       uint64            // 0: from the clock
+	shapesGiven                bool              // --shapes was set
+	cpuProfile                 string            // --cpuprofile: the file, or ""
+	listDevices                bool              // --list-devices
+	devices                    map[string]string // --device: backend name to device
 }
 
 var errHelp = errors.New("help requested")
@@ -44,6 +46,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	dtypes := fs.String("dtypes", "", "comma-separated element types: f32, f16, bf16 (default all for --check, f32 for --bench and --memory)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of the --check inputs, to rerun a failing matrix (default: from the clock; every report records it)")
 	fs.StringVar(&c.out, "out", "experiments/bench", "directory the result files are written to")
+	fs.BoolVar(&c.listDevices, "list-devices", false, "list every device of every compiled backend and exit")
+	device := fs.String("device", "", "the device of each GPU backend, as backend=device pairs (vulkan=1, vulkan=radeon, cuda=0): what MINGRU_VK_DEVICE and MINGRU_CUDA_DEVICE take")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to this file")
 	fs.StringVar(&c.replot, "replot", "", "rewrite scan_bench.md and scan_bench.png from the scan_bench.json in this directory, measuring nothing")
 	fs.Usage = func() {
@@ -60,6 +64,23 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
 	}
 	if c.replot != "" {
+		return c, nil
+	}
+	for _, pair := range split(*device) {
+		name, dev, ok := strings.Cut(pair, "=")
+		name = strings.TrimSpace(name)
+		if name == "vk" {
+			name = "vulkan"
+		}
+		if !ok || (name != "vulkan" && name != "cuda") || strings.TrimSpace(dev) == "" {
+			return c, fmt.Errorf("--device %q: want backend=device, backend vulkan or cuda", pair)
+		}
+		if c.devices == nil {
+			c.devices = map[string]string{}
+		}
+		c.devices[name] = strings.TrimSpace(dev)
+	}
+	if c.listDevices {
 		return c, nil
 	}
 	if !c.check && !c.bench && !c.memory && !c.step {

@@ -91,6 +91,14 @@ func execute(c config, stdout, stderr io.Writer) (int, error) {
 		}
 		return 0, nil
 	}
+	// The devices the backends open: New reads these when the backends
+	// are made (selectBackends, listDevices).
+	for name, dev := range c.devices {
+		os.Setenv(map[string]string{"vulkan": "MINGRU_VK_DEVICE", "cuda": "MINGRU_CUDA_DEVICE"}[name], dev)
+	}
+	if c.listDevices {
+		return listDevices(stdout)
+	}
 	sel, statuses, err := selectBackends(c, stderr)
 	if err != nil {
 		return 2, err
@@ -379,4 +387,28 @@ func runStep(c config, m bench.Machine, sel []selected, stdout, stderr io.Writer
 	fmt.Fprint(stdout, rep.table())
 	fmt.Fprintf(stdout, "wrote %s and %s\n", path(c.out, "scan_step.json"), path(c.out, "scan_step.md"))
 	return nil
+}
+
+// listDevices prints every device of every compiled backend that can list
+// them (scans.DeviceLister).
+func listDevices(stdout io.Writer) (int, error) {
+	for _, b := range compiledBackends() {
+		l, ok := b.(scans.DeviceLister)
+		if !ok {
+			continue
+		}
+		list, err := l.Devices()
+		if err != nil {
+			fmt.Fprintf(stdout, "%-7s none: %v\n", b.Name(), err)
+			continue
+		}
+		for _, d := range list {
+			cpu := ""
+			if d.Software {
+				cpu = ", runs on the CPU"
+			}
+			fmt.Fprintf(stdout, "%-7s %d: %s (%.1f GiB%s)\n", d.Backend, d.Index, d.Name, float64(d.Memory)/(1<<30), cpu)
+		}
+	}
+	return 0, nil
 }

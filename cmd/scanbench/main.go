@@ -100,6 +100,10 @@ Modes (any combination; with none, scanbench runs --check --quick):
             scan_step.json and scan_step.md.
             Example: scanbench --step --backends vulkan
 
+  --list-devices  Lists every device of every compiled GPU backend: its
+            index, name and memory. --device vulkan=1 (or a name, or
+            cuda=0) picks the device a backend runs on.
+
 Every file starts with the machine: backends with device, driver and API
 version, Go version, OS/arch, date (UTC) and git commit.
 

@@ -388,3 +388,23 @@ func TestStepEndToEnd(t *testing.T) {
 	}
 	checkMarkdown(t, filepath.Join(dir, "scan_step.md"), "Training step")
 }
+
+func TestDeviceFlags(t *testing.T) {
+	withBackends(t, eager.New(), newFake(false))
+	if code, _, _ := runCmd(t, "--list-devices"); code != 0 {
+		t.Errorf("--list-devices: exit %d", code)
+	}
+	for _, bad := range []string{"foo=1", "vulkan", "cuda="} {
+		if code, _, stderr := runCmd(t, "--device", bad); code != 2 || !strings.Contains(stderr, "--device") {
+			t.Errorf("--device %s: exit %d, want 2 and an error naming --device", bad, code)
+		}
+	}
+	t.Setenv("MINGRU_VK_DEVICE", "")
+	t.Setenv("MINGRU_CUDA_DEVICE", "")
+	if code, _, _ := runCmd(t, "--device", "vk=3,cuda=1", "--list-devices"); code != 0 {
+		t.Fatalf("--device vk=3,cuda=1: exit %d", code)
+	}
+	if v, c := os.Getenv("MINGRU_VK_DEVICE"), os.Getenv("MINGRU_CUDA_DEVICE"); v != "3" || c != "1" {
+		t.Errorf("--device vk=3,cuda=1 set MINGRU_VK_DEVICE=%q MINGRU_CUDA_DEVICE=%q", v, c)
+	}
+}
