@@ -20,6 +20,10 @@ type buffer struct {
 	class  int64 // the size class it was made for (0: not pooled)
 	charge int64 // bytes of device memory counted against the peak
 	host   bool  // host-visible (mapped directly for transfers)
+	// A caller's buffer (WrapBuffer): the contents start at offset, and
+	// the backend neither pools nor frees it.
+	offset   int64
+	external bool
 }
 
 // Subgroup features (VkSubgroupFeatureFlagBits) and the compute stage.
@@ -169,7 +173,7 @@ func (d *device) alloc(size int64) (*buffer, error) {
 // free returns b to the pool. The caller guarantees that no submitted
 // work still uses it.
 func (d *device) free(b *buffer) {
-	if b == nil {
+	if b == nil || b.external {
 		return
 	}
 	d.memMu.Lock()
@@ -305,9 +309,9 @@ func (d *device) transferAt(b *buffer, at int64, data []byte, toDevice bool) err
 			return err
 		}
 		if toDevice {
-			shimCopy(d.instance, c.cmd, d.staging.buf, b.buf, 0, uint64(at)+uint64(off), uint64(words))
+			shimCopy(d.instance, c.cmd, d.staging.buf, b.buf, 0, uint64(b.offset+at)+uint64(off), uint64(words))
 		} else {
-			shimCopy(d.instance, c.cmd, b.buf, d.staging.buf, uint64(at)+uint64(off), 0, uint64(words))
+			shimCopy(d.instance, c.cmd, b.buf, d.staging.buf, uint64(b.offset+at)+uint64(off), 0, uint64(words))
 		}
 		if err := d.submit(c); err != nil {
 			return err

@@ -316,7 +316,7 @@ func (d *device) plan(ks []kernel, B int64, poison bool) (*batchOp, error) {
 				if base+rng > o.buf.size {
 					rng = o.buf.size - base
 				}
-				r.infos[i] = bufferBinding{buf: o.buf.buf, offset: uint64(base), rng: uint64(rng)}
+				r.infos[i] = bufferBinding{buf: o.buf.buf, offset: uint64(o.buf.offset + base), rng: uint64(rng)}
 				r.push[4+i] = uint32((start - base) / o.esize)
 				even = even && r.push[4+i]%2 == 0
 			}
@@ -447,7 +447,7 @@ func (d *device) record(c *execCtx, ops []*batchOp, lead bool) (int, error) {
 					vk.PipelineStageComputeShaderBit, vk.PipelineStageTransferBit)
 			}
 			for _, o := range op.fills {
-				vk.CmdFillBuffer(cmd, o.buf.buf, 0, vk.DeviceSize(o.buf.size), o.poison)
+				vk.CmdFillBuffer(cmd, o.buf.buf, vk.DeviceSize(o.buf.offset), vk.DeviceSize(o.buf.size), o.poison)
 			}
 			d.barrier(cmd, vk.AccessTransferWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
 				vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit)
