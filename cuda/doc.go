@@ -41,7 +41,9 @@
 // Devices. New runs on the device MINGRU_CUDA_DEVICE names (a CUDA
 // ordinal, default 0), NewOn on any ordinal, and Devices lists them. Every
 // backend works in its device's primary context, which other CUDA
-// libraries in the process share.
+// libraries in the process share: Wrap makes a tensor of their device
+// memory without a copy, Tensor.Ptr gives a tensor's address, and Context
+// and Stream say where the backend's work runs.
 //
 // Execution. An operation enqueues its kernel on the default stream and
 // returns; Download (and LastKernelTime) waits for it. NewQueue gives a

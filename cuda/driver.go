@@ -44,6 +44,8 @@ static __typeof__(&cuStreamSynchronize) p_cuStreamSynchronize;
 static __typeof__(&cuStreamDestroy) p_cuStreamDestroy;
 static __typeof__(&cuEventDestroy) p_cuEventDestroy;
 static __typeof__(&cuDeviceTotalMem) p_cuDeviceTotalMem;
+static __typeof__(&cuMemGetAddressRange) p_cuMemGetAddressRange;
+static __typeof__(&cuPointerGetAttribute) p_cuPointerGetAttribute;
 
 // scans_open loads libcuda.so.1 and resolves every entry point. It
 // returns NULL on success, or a message (static or dlerror's).
@@ -91,6 +93,8 @@ static const char *scans_open(void) {
 	LOAD(p_cuStreamDestroy, "cuStreamDestroy_v2")
 	LOAD(p_cuEventDestroy, "cuEventDestroy_v2")
 	LOAD(p_cuDeviceTotalMem, "cuDeviceTotalMem_v2")
+	LOAD(p_cuMemGetAddressRange, "cuMemGetAddressRange_v2")
+	LOAD(p_cuPointerGetAttribute, "cuPointerGetAttribute")
 #undef LOAD
 	scans_lib = lib;
 	return NULL;
@@ -141,6 +145,12 @@ static CUresult scans_module_function(CUfunction *f, CUmodule m, const char *nam
 }
 static CUresult scans_mem_alloc(CUdeviceptr *p, size_t n) { return p_cuMemAlloc(p, n); }
 static CUresult scans_mem_free(CUdeviceptr p) { return p_cuMemFree(p); }
+static CUresult scans_mem_range(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+	return p_cuMemGetAddressRange(base, size, p);
+}
+static CUresult scans_pointer_context(CUcontext *ctx, CUdeviceptr p) {
+	return p_cuPointerGetAttribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, p);
+}
 static CUresult scans_htod(CUdeviceptr dst, const void *src, size_t n) { return p_cuMemcpyHtoD(dst, src, n); }
 static CUresult scans_dtoh(void *dst, CUdeviceptr src, size_t n) { return p_cuMemcpyDtoH(dst, src, n); }
 static CUresult scans_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n) {
@@ -323,6 +333,21 @@ func memAlloc(n int64) (uint64, error) {
 }
 
 func memFree(p uint64) error { return check("cuMemFree", C.scans_mem_free(C.CUdeviceptr(p))) }
+
+// memRange is the allocation that holds p: its base and size.
+func memRange(p uint64) (base uint64, size int64, err error) {
+	var b C.CUdeviceptr
+	var n C.size_t
+	err = check("cuMemGetAddressRange", C.scans_mem_range(&b, &n, C.CUdeviceptr(p)))
+	return uint64(b), int64(n), err
+}
+
+// pointerContext is the context in which p was allocated.
+func pointerContext(p uint64) (C.CUcontext, error) {
+	var ctx C.CUcontext
+	err := check("cuPointerGetAttribute", C.scans_pointer_context(&ctx, C.CUdeviceptr(p)))
+	return ctx, err
+}
 
 func memcpyHtoD(dst uint64, src unsafe.Pointer, n int64) error {
 	return check("cuMemcpyHtoD", C.scans_htod(C.CUdeviceptr(dst), src, C.size_t(n)))

@@ -3,8 +3,13 @@
 package cuda
 
 import (
+	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/eager"
 
 	"github.com/mingru/scans/conformance/conformancetest"
 )
@@ -46,4 +51,105 @@ func TestDevices(t *testing.T) {
 	if st := missing.Status(); st.Available || !strings.Contains(st.Reason, "ordinal") {
 		t.Errorf("NewOn(%d): %v, want unavailable naming the ordinal", len(list), st)
 	}
+}
+
+// TestWrap runs linear_scan on memory the test allocated itself in the
+// primary context, input and output wrapped (Wrap), and checks that Wrap
+// names a misaligned address, one outside any allocation and an
+// allocation too small, and that Release leaves the memory to its owner.
+func TestWrap(t *testing.T) {
+	b := gpu(t)
+	const B, T, D = 2, 33, 7
+	n := int64(B * T * D * 4)
+	var bufs [3]uint64
+	if err := b.do(func() error {
+		for i := range bufs {
+			p, err := memAlloc(n + 64)
+			if err != nil {
+				return err
+			}
+			bufs[i] = p
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer b.do(func() error {
+		for _, p := range bufs {
+			if err := memFree(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r := rand.New(rand.NewPCG(rand.Uint64(), 9))
+	a, _ := scans.NewHost(scans.F32, B, T, D)
+	x, _ := scans.NewHost(scans.F32, B, T, D)
+	for i := range a.Len() {
+		a.Set(i, 0.5+0.4*float32(r.Float64()))
+		x.Set(i, float32(r.NormFloat64()))
+	}
+	if err := b.do(func() error {
+		if err := memcpyHtoD(bufs[0], hostData(a), n); err != nil {
+			return err
+		}
+		return memcpyHtoD(bufs[1], hostData(x), n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wrap := func(p uint64) *Tensor {
+		w, err := b.Wrap(p, scans.F32, B, T, D)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	wa, wx, wh := wrap(bufs[0]), wrap(bufs[1]), wrap(bufs[2])
+	if wa.Ptr() != bufs[0] {
+		t.Errorf("Ptr() = %#x, want %#x", wa.Ptr(), bufs[0])
+	}
+	res, err := b.Run(&scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: []scans.Tensor{wa, wx, nil}, Out: []scans.Tensor{wh}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0] != scans.Tensor(wh) {
+		t.Error("the result is not the wrapped output")
+	}
+	got, err := b.Download(wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := eager.New().LinearScan(a, x, nil)
+	for i, w := range want.(*scans.Host).Float32Data() {
+		if d := float64(got.At(i) - w); !(d <= 1e-5*(1+float64(abs32(w))) && d >= -1e-5*(1+float64(abs32(w)))) {
+			t.Fatalf("element %d: %v, want %v", i, got.At(i), w)
+		}
+	}
+	for _, w := range []*Tensor{wa, wx, wh} {
+		if err := b.Release(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		what  string
+		p     uint64
+		shape []int
+	}{
+		{"a misaligned address", bufs[0] + 4, []int{4}},
+		{"an allocation too small", bufs[0], []int{int(n), 2}},
+		{"an address in no allocation", bufs[0] + 1<<40, []int{4}},
+	} {
+		_, err := b.Wrap(tc.p, scans.F32, tc.shape...)
+		var ae *scans.ArgError
+		if !errors.As(err, &ae) || ae.Arg != "ptr" {
+			t.Errorf("Wrap of %s: %v, want an ArgError naming ptr", tc.what, err)
+		}
+	}
+}
+
+func abs32(x float32) float32 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

@@ -113,7 +113,9 @@ func (q *Queue) Wait() error {
 			if t.uses == 0 && t.freeLater {
 				p := t.ptr
 				t.ptr, t.freeLater = 0, false
-				b.free(p)
+				if !t.external {
+					b.free(p)
+				}
 			}
 		}
 		q.names, q.used = nil, nil

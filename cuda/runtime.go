@@ -458,6 +458,9 @@ func (b *Backend) Release(t scans.Tensor) (err error) {
 		}
 		p := d.ptr
 		d.ptr = 0
+		if d.external {
+			return nil // the caller's memory
+		}
 		return b.free(p)
 	}))
 }

@@ -19,6 +19,8 @@ type Tensor struct {
 	// queue frees it when done).
 	uses      int32
 	freeLater bool
+	// external: the caller's memory (Wrap), which Release does not free.
+	external bool
 	// angles: the class of its values, as the Givens kernels' choice
 	// needs it (Upload finds it in the data; a tensor an operation wrote
 	// may hold anything).

@@ -227,6 +227,28 @@ CUresult cuEventRecord(CUevent e, CUstream) {
     return CUDA_SUCCESS;
 }
 
+CUresult cuMemGetAddressRange(CUdeviceptr* base, size_t* size, CUdeviceptr p) {
+    std::lock_guard<std::mutex> g(mu);
+    auto it = allocs.upper_bound((uint64_t)p);
+    if (it == allocs.begin()) return CUDA_ERROR_NOT_FOUND;
+    --it;
+    if ((uint64_t)p >= it->first + it->second) return CUDA_ERROR_NOT_FOUND;
+    if (base) *base = (CUdeviceptr)it->first;
+    if (size) *size = it->second;
+    return CUDA_SUCCESS;
+}
+
+// Every allocation is in the one context cuDevicePrimaryCtxRetain gives.
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr p) {
+    if (attr != CU_POINTER_ATTRIBUTE_CONTEXT) return CUDA_ERROR_INVALID_VALUE;
+    CUdeviceptr base;
+    if (cuMemGetAddressRange(&base, nullptr, p) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
+    CUcontext ctx;
+    cuDevicePrimaryCtxRetain(&ctx, 0);
+    *(CUcontext*)data = ctx;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuEventDestroy(CUevent e) {
     if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
     delete (event*)e;
