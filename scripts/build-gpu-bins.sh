@@ -19,11 +19,21 @@ go build -ldflags="$flags" -tags cuda -o .build/scanbench ./cmd/scanbench
 # (scripts/gpu-run.sh unpacks it). The archives of an earlier build go,
 # so that a call never times stale binaries.
 mkdir -p .carry
-rm -f .carry/bins.tgz .carry/bins.txz .carry/base.tgz .carry/base-cuda.tgz .carry/variants.txz
+rm -f .carry/bins.tgz .carry/bins.txz .carry/base.tgz .carry/base-cuda.tgz .carry/variants.txz .carry/gorgonia.txz
 echo "$c" > .build/commit
 tar cJf .carry/bins.txz -C .build vk.test cuda.test scanbench commit
 rm .build/vk.test .build/cuda.test .build/scanbench
 ls -la .carry/bins.txz
+
+# GORGONIA=1: also the gorgonia.org/cu adapter's test binary, alone in
+# .carry/gorgonia.txz (with the others it would pass what a call carries):
+# gpu-run.sh's gorgonia mode runs its example.
+if [ "${GORGONIA:-0}" = 1 ]; then
+  (cd interop/gorgoniacu && go test -c -ldflags="$flags" -tags cuda -o ../../.build/gorgoniacu.test .)
+  tar cJf .carry/gorgonia.txz -C .build gorgoniacu.test
+  rm .build/gorgoniacu.test
+  ls -la .carry/gorgonia.txz
+fi
 
 # BASE=<commit>: also scanbench and the CUDA test binary as of that commit,
 # for gpu-run.sh's ab mode (.carry/base.tgz) and cuda-sweep mode

@@ -25,7 +25,8 @@
 # build-gpu-bins.sh and those built from its VARIANTS, in turn, AB_ROUNDS
 # times each, with AB_ARGS: changes timed against each other in one call;
 # go run ./experiments/abcompare on its results prints the comparison). VK_SHORT=1 trims the Vulkan matrix of the
-# conformance mode; STEP_TIMEOUT (seconds) limits each step.
+# conformance mode; STEP_TIMEOUT (seconds) limits each step. gorgonia runs
+# the gorgonia.org/cu adapter's example (build-gpu-bins.sh GORGONIA=1).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 # Results are written under $OUT as they come (so a call cut short keeps
@@ -46,6 +47,7 @@ mkdir -p .build; [ -f .carry/bins.txz ] && untxz .carry/bins.txz
 if [ -f .carry/variants.txz ]; then
   untxz .carry/variants.txz
 fi
+[ -f .carry/gorgonia.txz ] && untxz .carry/gorgonia.txz
 # Each binary names the commit it was built from in its tables (stamped
 # at link time by build-gpu-bins.sh), so the ab mode's base and variants
 # name their own; MINGRU_SCANS_COMMIT, which would override them all, is
@@ -112,6 +114,12 @@ for m in $modes; do
       MINGRU_VK_PIPELINE_LOG="$RES/vk-pipelines.log" tests vk-conformance .build/vk.test $vkargs -test.v -test.count=1 -test.timeout=${TEST_TIMEOUT:-280s}
       release_clocks
     fi
+    ;;
+  gorgonia)
+    # The gorgonia.org/cu adapter's example (build-gpu-bins.sh GORGONIA=1).
+    echo "== gorgonia.org/cu adapter"
+    (cd interop/gorgoniacu && to ../../.build/gorgoniacu.test -test.v -test.count=1) >"$RES/gorgonia.log" 2>&1 || rc=1
+    tail -5 "$RES/gorgonia.log"
     ;;
   bench)
     # The trimmed parity matrix first (the full one is the conformance

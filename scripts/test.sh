@@ -20,6 +20,9 @@ if [ -n "$bad" ]; then echo "$bad"; exit 1; fi
 step "go vet (default build, -tags cuda, CGO_ENABLED=0)"
 go vet ./...
 go vet -tags cuda ./...
+# The gorgonia.org/cu adapter is a module of its own (its dependency stays
+# out of the library's); its example needs a GPU.
+(cd interop/gorgoniacu && go vet -tags cuda ./...)
 CGO_ENABLED=0 go build ./...
 
 step "go test -race (pure-Go packages)"
