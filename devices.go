@@ -1,5 +1,7 @@
 package scans
 
+import "fmt"
+
 // DeviceInfo describes one device a backend can run on.
 type DeviceInfo struct {
 	Backend string // "vulkan" or "cuda"
@@ -23,4 +25,22 @@ type DeviceLister interface {
 // every call that takes it.
 type Owned interface {
 	Owner() Backend
+}
+
+// WrapBytes checks the element type and shape of a tensor that wraps a
+// caller's memory (vk.Backend.WrapBuffer, cuda.Backend.Wrap) and returns
+// the bytes its elements take; a bad one is an *ArgError of the operation
+// "wrap" naming dtype or shape.
+func WrapBytes(dt DType, shape []int) (int64, error) {
+	if !dt.Valid() {
+		return 0, &ArgError{Op: "wrap", Arg: "dtype", Want: "f32, f16 or bf16", Got: dt.String()}
+	}
+	n := int64(1)
+	for _, s := range shape {
+		if s < 1 {
+			return 0, &ArgError{Op: "wrap", Arg: "shape", Want: "dimensions of at least 1", Got: fmt.Sprint(shape)}
+		}
+		n *= int64(s)
+	}
+	return n * int64(dt.Size()), nil
 }

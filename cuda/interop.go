@@ -34,17 +34,10 @@ func (b *Backend) Wrap(p uint64, dt scans.DType, shape ...int) (t *Tensor, err e
 	bad := func(arg, want, got string) error {
 		return &scans.ArgError{Op: "wrap", Arg: arg, Want: want, Got: got}
 	}
-	if !dt.Valid() {
-		return nil, bad("dtype", "f32, f16 or bf16", dt.String())
+	bytes, err := scans.WrapBytes(dt, shape)
+	if err != nil {
+		return nil, err
 	}
-	n := int64(1)
-	for _, s := range shape {
-		if s < 1 {
-			return nil, bad("shape", "dimensions of at least 1", fmt.Sprint(shape))
-		}
-		n *= int64(s)
-	}
-	bytes := n * int64(dt.Size())
 	if p == 0 || p%WrapAlignment != 0 {
 		return nil, bad("ptr", fmt.Sprintf("a device address, a multiple of %d", WrapAlignment), fmt.Sprintf("%#x", p))
 	}

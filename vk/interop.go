@@ -76,17 +76,11 @@ func (b *Backend) WrapBuffer(buf vk.Buffer, size, offset int64, dt scans.DType, 
 	if buf == vk.NullBuffer {
 		return nil, bad("buf", "a VkBuffer", "VK_NULL_HANDLE")
 	}
-	if !dt.Valid() {
-		return nil, bad("dtype", "f32, f16 or bf16", dt.String())
+	bytes, err := scans.WrapBytes(dt, shape)
+	if err != nil {
+		return nil, err
 	}
-	n := int64(1)
-	for _, s := range shape {
-		if s < 1 {
-			return nil, bad("shape", "dimensions of at least 1", fmt.Sprint(shape))
-		}
-		n *= int64(s)
-	}
-	bytes := (n*int64(dt.Size()) + 3) &^ 3
+	bytes = (bytes + 3) &^ 3
 	if offset < 0 || offset%d.align != 0 {
 		return nil, bad("offset", fmt.Sprintf("a multiple of %d (the device's offset alignment)", d.align), fmt.Sprint(offset))
 	}

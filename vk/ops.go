@@ -222,22 +222,34 @@ func (c *call) run(ks ...kernel) error {
 		return c.enqueue(ks)
 	}
 	dur, ok, err := c.dev.run(ks, int64(c.dims.B), c.b.poison)
-	for _, s := range c.scratch {
-		c.dev.free(s)
-	}
-	c.scratch = nil
+	c.freeScratch()
 	if err != nil {
-		c.fail()
-		var fb *scans.ScanFallback
-		if errors.As(err, &fb) {
-			fb.Op = c.op
-			return fb
-		}
-		return &scans.KernelError{Backend: "vulkan", Op: c.op, Err: err}
+		return c.failed(err)
 	}
 	c.b.lastNs.Store(int64(dur))
 	c.b.lastOK.Store(ok)
 	return nil
+}
+
+// freeScratch returns the call's scratch buffers to the pool.
+func (c *call) freeScratch() {
+	for _, s := range c.scratch {
+		c.dev.free(s)
+	}
+	c.scratch = nil
+}
+
+// failed releases the outputs of a call whose kernels could not run and
+// returns err as the call's error: a *scans.ScanFallback as it is, with
+// the operation, anything else as a *scans.KernelError.
+func (c *call) failed(err error) error {
+	c.fail()
+	var fb *scans.ScanFallback
+	if errors.As(err, &fb) {
+		fb.Op = c.op
+		return fb
+	}
+	return &scans.KernelError{Backend: "vulkan", Op: c.op, Err: err}
 }
 
 // fail releases the outputs of a failed call.
@@ -248,10 +260,7 @@ func (c *call) fail() {
 
 // allocErr turns a failed output allocation into the call's error.
 func (c *call) allocErr(err error) error {
-	for _, s := range c.scratch {
-		c.dev.free(s)
-	}
-	c.scratch = nil
+	c.freeScratch()
 	c.fail()
 	return &scans.KernelError{Backend: "vulkan", Op: c.op, Err: err}
 }

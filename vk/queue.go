@@ -3,7 +3,6 @@
 package vk
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -89,17 +88,8 @@ func (q *Queue) drop() {
 func (c *call) enqueue(ks []kernel) error {
 	op, err := c.dev.plan(ks, int64(c.dims.B), c.b.poison)
 	if err != nil {
-		for _, s := range c.scratch {
-			c.dev.free(s)
-		}
-		c.scratch = nil
-		c.fail()
-		var fb *scans.ScanFallback
-		if errors.As(err, &fb) {
-			fb.Op = c.op
-			return fb
-		}
-		return &scans.KernelError{Backend: "vulkan", Op: c.op, Err: err}
+		c.freeScratch()
+		return c.failed(err)
 	}
 	op.name = fmt.Sprintf("%s %s", c.op, c.dir)
 	op.scratch, c.scratch = c.scratch, nil
