@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -366,9 +367,15 @@ func TestDefaultRunSkipsCPUDevices(t *testing.T) {
 func TestStepEndToEnd(t *testing.T) {
 	withBackends(t, eager.New(), newFake(false))
 	dir := t.TempDir()
-	code, stdout, _ := runCmd(t, "--step", "--quick", "--shapes", "lab", "--out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d", code)
+	// The flags' path, on a shape small enough for the race detector.
+	c, err := parseFlags([]string{"--step", "--quick", "--shapes", "lab", "--out", dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.shapes = []bench.Shape{{Name: "tiny", B: 2, T: 9, D: 5, MatrixN: 2, AffineN: 1, AffineK: 2, AffineV: 2, GivensN: 1, GivensK: 2}}
+	var stdout, stderr bytes.Buffer
+	if code, err := execute(c, &stdout, &stderr); code != 0 || err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, stderr.String())
 	}
 	var rep stepReport
 	readJSON(t, filepath.Join(dir, "scan_step.json"), &rep)
@@ -377,13 +384,15 @@ func TestStepEndToEnd(t *testing.T) {
 	}
 	for _, r := range rep.Rows {
 		switch {
+		case r.Shape != "tiny":
+			t.Errorf("row at shape %q, want tiny", r.Shape)
 		case r.Backend == "eager" && (r.Skipped != "" || !(r.SyncWall > 0) || !(r.QueueWall > 0) || r.Calls != 4*bench.StepLayers):
 			t.Errorf("eager step: %+v", r)
 		case r.Backend != "eager" && r.Skipped == "" && !(r.KernelSum > 0):
 			t.Errorf("%s step: neither skipped nor timed: %+v", r.Backend, r)
 		}
 	}
-	if !strings.Contains(stdout, "step eager") {
+	if !strings.Contains(stdout.String(), "step eager") {
 		t.Error("stdout has no step table")
 	}
 	checkMarkdown(t, filepath.Join(dir, "scan_step.md"), "Training step")
