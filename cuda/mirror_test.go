@@ -19,8 +19,8 @@ func TestKernelMirrors(t *testing.T) {
 	}{
 		{"matrix_scan.cu", "MS_SEG", msSeg},
 		{"elementwise.cuh", "SEG_LOG_FWD", segLogFwd},
-		{"parallel_scan_log.cu", "LOG_FWD16_MAX_THREADS", logFwd16Max},
-		{"parallel_scan_log.cu", "LOG_FWD16_PAIRS_MAX_THREADS", logFwd16PairsMax},
+		{"logscan.cuh", "LOG_FWD16_MAX_THREADS", logFwd16Max},
+		{"logscan.cuh", "LOG_FWD16_PAIRS_MAX_THREADS", logFwd16PairsMax},
 		{"elementwise.cuh", "TILE", tile},
 		{"givens_scan.cu", "GIVENS_MAX_THREADS", givensMaxThreads},
 		{"givens_scan.cu", "GIVENS_CHUNKED_MAX_THREADS", givensChunkedMaxThreads},
