@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Op names one of the five scan operations, as SPEC and the benchmark
+// Op names one of the six scan operations, as SPEC and the benchmark
 // tables spell it.
 type Op string
 
@@ -16,10 +16,11 @@ const (
 	OpMatrixAffineScan Op = "matrix_affine_scan"
 	OpParallelScanLog  Op = "parallel_scan_log"
 	OpGivensScan       Op = "givens_scan"
+	OpMingruScan       Op = "mingru_scan"
 )
 
 // Ops lists every operation in a fixed order.
-var Ops = []Op{OpLinearScan, OpMatrixScan, OpMatrixAffineScan, OpParallelScanLog, OpGivensScan}
+var Ops = []Op{OpLinearScan, OpMatrixScan, OpMatrixAffineScan, OpParallelScanLog, OpGivensScan, OpMingruScan}
 
 // ParseOp turns an operation's name into an Op.
 func ParseOp(s string) (Op, error) {

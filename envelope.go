@@ -19,6 +19,7 @@ func InEnvelope(n int) bool {
 // type dt, and otherwise a *ScanFallback naming backend and the reason:
 //
 //	linear_scan, parallel_scan_log  k = v = 1, any D
+//	mingru_scan                     k = v = 1, any D
 //	matrix_scan                     k = 2, v = 1
 //	matrix_affine_scan              k, v in {1, 2, 4, 8, 16}
 //	givens_scan                     k in {2, 4, 8, 16}, v = 1
@@ -35,7 +36,7 @@ func CheckEnvelope(backend string, op Op, d Dims, dt DType) error {
 		return fb("dims %v: B, T and N must be >= 1", d)
 	}
 	switch op {
-	case OpLinearScan, OpParallelScanLog:
+	case OpLinearScan, OpParallelScanLog, OpMingruScan:
 		if d.K != 1 || d.V != 1 {
 			return fb("k=%d v=%d: the elementwise scans have k=v=1", d.K, d.V)
 		}

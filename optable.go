@@ -105,6 +105,10 @@ var specs = []*OpSpec{
 		func(a []Tensor, bwd bool) (Dims, error) {
 			return checkGivens(a[0], a[1], a[2], a[3], at(a, 4), at(a, 5), bwd)
 		}),
+	newSpec(OpMingruScan, "k:B,T,D x:B,T,D h0?:B,D", "h:B,T,D", "k = v = 1, any D",
+		func(a []Tensor, bwd bool) (Dims, error) {
+			return checkPair(OpMingruScan, "k", "x", a[0], a[1], a[2], at(a, 3), at(a, 4), bwd)
+		}),
 }
 
 func at(a []Tensor, i int) Tensor {

@@ -9,7 +9,8 @@ import (
 // independent lanes times N blocks, each block a kxv state scanned over T
 // steps:
 //
-//	linear_scan, parallel_scan_log: N = D, K = 1, V = 1
+//	linear_scan, parallel_scan_log,
+//	mingru_scan:                    N = D, K = 1, V = 1
 //	matrix_scan:                    K = 2, V = 1
 //	matrix_affine_scan:             K = k, V = v
 //	givens_scan:                    K = k, V = 1
@@ -119,15 +120,32 @@ func CheckLinearScanBackward(a, b, h0, h, dh Tensor) (Dims, error) {
 }
 
 func checkLinear(a, b, h0, h, dh Tensor, bwd bool) (Dims, error) {
-	op := OpLinearScan
-	s, err := leading(op, "a", "B,T,D", a)
+	return checkPair(OpLinearScan, "a", "b", a, b, h0, h, dh, bwd)
+}
+
+// CheckMingruScan validates mingru_scan's inputs: k (B,T,D), x (B,T,D),
+// h0 (B,D) or nil.
+func CheckMingruScan(k, x, h0 Tensor) (Dims, error) {
+	return checkPair(OpMingruScan, "k", "x", k, x, h0, nil, nil, false)
+}
+
+// CheckMingruScanBackward validates mingru_scan's backward inputs: the
+// forward's inputs, h (B,T,D) and dh (B,T,D).
+func CheckMingruScanBackward(k, x, h0, h, dh Tensor) (Dims, error) {
+	return checkPair(OpMingruScan, "k", "x", k, x, h0, h, dh, true)
+}
+
+// checkPair checks an elementwise op of two (B,T,D) inputs named n1 and
+// n2 and an optional h0 (B,D).
+func checkPair(op Op, n1, n2 string, a, b, h0, h, dh Tensor, bwd bool) (Dims, error) {
+	s, err := leading(op, n1, "B,T,D", a)
 	if err != nil {
 		return Dims{}, err
 	}
 	d := Dims{B: s[0], T: s[1], N: s[2], K: 1, V: 1}
 	args := []arg{
-		{"a", a, "B,T,D", s, false},
-		{"b", b, "B,T,D", s, false},
+		{n1, a, "B,T,D", s, false},
+		{n2, b, "B,T,D", s, false},
 		{"h0", h0, "B,D", []int{d.B, d.N}, true},
 	}
 	if bwd {

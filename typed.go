@@ -117,3 +117,26 @@ func (t Typed) GivensScanBackward(theta, sigma, x, h0, h, dh Tensor) (dTheta, dS
 	}
 	return out[0], out[1], out[2], out[3], nil
 }
+
+// MingruScan runs a minGRU layer's whole recurrence from its two
+// pre-activations k (B,T,D) and x (B,T,D):
+//
+//	z_t = sigmoid(k_t),  g(x) = x + 0.5 for x >= 0, sigmoid(x) for x < 0,
+//	h_t = (1 - z_t) h_{t-1} + z_t g(x_t),  h_{-1} = h0 (zeros when nil),
+//
+// computed in log space, so that the gates are never stored. h0 must be
+// >= 0: a negative entry makes its lane of h NaN. h is (B,T,D).
+func (t Typed) MingruScan(k, x, h0 Tensor) (h Tensor, err error) {
+	return t.one(OpMingruScan, k, x, h0)
+}
+
+// MingruScanBackward returns the gradients of MingruScan's inputs from
+// the forward's inputs, its output h and the output's gradient dh. dh0 is
+// nil when h0 is. A lane whose h0 entry is negative has NaN gradients.
+func (t Typed) MingruScanBackward(k, x, h0, h, dh Tensor) (dk, dx, dh0 Tensor, err error) {
+	out, err := t.run(OpMingruScan, Backward, k, x, h0, h, dh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out[0], out[1], out[2], nil
+}

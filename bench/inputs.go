@@ -20,11 +20,14 @@ const (
 	// Typical draws the benchmark's distributions: a, sigma uniform in
 	// (0.5, 1); b, x, X, h0 standard normal; A = 0.9 R(theta) with uniform
 	// angles; log_coeffs = -softplus(z), log_values = -softplus(z');
-	// theta uniform in (-pi, pi).
+	// theta uniform in (-pi, pi); for mingru_scan k, x standard normal
+	// and h0 uniform in (0.5, 1) (h0 must be >= 0).
 	Typical Regime = "benchmark"
 	// LongMemory draws decays near 1 (a, sigma = 0.999 + 0.001u,
 	// log_coeffs = log(0.999 + 0.001u), A = rho R(theta) with rho =
-	// 0.999 + 0.001u), where rounding errors accumulate over T.
+	// 0.999 + 0.001u; mingru_scan's k = log((1-a)/a) with a = 0.999 +
+	// 0.001u, so that its decay 1 - sigmoid(k) is a), where rounding
+	// errors accumulate over T.
 	LongMemory Regime = "long-memory"
 )
 
@@ -104,7 +107,7 @@ func OutputName(op scans.Op) string {
 // forward inputs, or -1.
 func initIndex(op scans.Op) int {
 	switch op {
-	case scans.OpLinearScan, scans.OpMatrixScan, scans.OpMatrixAffineScan:
+	case scans.OpLinearScan, scans.OpMatrixScan, scans.OpMatrixAffineScan, scans.OpMingruScan:
 		return 2
 	case scans.OpGivensScan:
 		return 3
@@ -121,7 +124,7 @@ func HasInit(op scans.Op) bool { return initIndex(op) >= 0 }
 func ArgShapes(op scans.Op, d scans.Dims) (args [][]int, out []int, err error) {
 	B, T, N, K, V := d.B, d.T, d.N, d.K, d.V
 	switch op {
-	case scans.OpLinearScan:
+	case scans.OpLinearScan, scans.OpMingruScan:
 		out = []int{B, T, N}
 		return [][]int{out, out, {B, N}}, out, nil
 	case scans.OpMatrixScan:
@@ -145,7 +148,7 @@ func ArgShapes(op scans.Op, d scans.Dims) (args [][]int, out []int, err error) {
 // checks that every size is at least 1 (Givens: k >= 2).
 func NormalizeDims(op scans.Op, d scans.Dims) (scans.Dims, error) {
 	switch op {
-	case scans.OpLinearScan, scans.OpParallelScanLog:
+	case scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMingruScan:
 		d.K, d.V = 1, 1
 	case scans.OpMatrixScan:
 		d.K, d.V = 2, 1
@@ -213,6 +216,17 @@ func InputsInit(op scans.Op, d scans.Dims, dt scans.DType, r Regime, init bool, 
 		vals[1] = g.decay(shapes[1], long)
 		vals[2] = g.normal(shapes[2])
 		vals[3] = g.normal(shapes[3])
+	case scans.OpMingruScan:
+		if long {
+			vals[0] = g.fill(shapes[0], func(r *rand.Rand) float64 {
+				keep := 0.999 + 0.001*r.Float64()
+				return math.Log((1 - keep) / keep)
+			})
+		} else {
+			vals[0] = g.normal(shapes[0])
+		}
+		vals[1] = g.normal(shapes[1])
+		vals[2] = g.decay(shapes[2], false)
 	}
 	s := &InputSet{Op: op, Dims: d, DType: dt, Regime: r, Args: make([]*scans.Host, len(shapes))}
 	for i, v := range vals {

@@ -75,11 +75,12 @@ const (
 //
 //	forward:  every forward input (h0 included) + the output
 //	backward: what the backward reads (the transition inputs a / A /
-//	          theta, sigma / log_coeffs, log_values; h0; the output h;
-//	          its gradient dh) + every gradient it writes
+//	          theta, sigma / log_coeffs, log_values / k, x; h0; the
+//	          output h; its gradient dh) + every gradient it writes
 //
-// The backward does not read b, X or x (their gradient is the adjoint
-// itself). ModeBackward counts the forward's bytes plus the backward's.
+// The backward does not read b, X or givens_scan's x (their gradient is
+// the adjoint itself); mingru_scan's reads x, which its gates depend on.
+// ModeBackward counts the forward's bytes plus the backward's.
 func Traffic(op scans.Op, d scans.Dims, dt scans.DType, mode Mode) (int64, error) {
 	d, err := NormalizeDims(op, d)
 	if err != nil {

@@ -36,7 +36,7 @@ func (c Case) Name() string {
 	if bench.HasInit(c.Op) && !c.Init {
 		s += "/noinit"
 	}
-	if c.Dims.N == confDEven && (c.Op == scans.OpLinearScan || c.Op == scans.OpParallelScanLog) {
+	if c.Dims.N == confDEven && elementwise(c.Op) {
 		s += "/even"
 	}
 	if c.Regime == bench.LongMemory {
@@ -108,7 +108,7 @@ func Cases(quick bool) []Case {
 				d.N = confNBig // keeps the k = 8 and 16 rows fast on the host
 			}
 			Ns := []int{d.N}
-			if op == scans.OpLinearScan || op == scans.OpParallelScanLog {
+			if elementwise(op) {
 				Ns = []int{confD}
 				if r == bench.Typical {
 					Ns = append(Ns, confDEven)
@@ -136,6 +136,7 @@ func Cases(quick bool) []Case {
 		for _, k := range givensK {
 			add(scans.OpGivensScan, k, 1, dt, bench.Typical, Ts, confB, false)
 		}
+		add(scans.OpMingruScan, 1, 1, dt, bench.Typical, Ts, confB, false)
 	}
 	// Outside the envelope: a GPU backend must decline, never compute.
 	oobT := []int{5}
@@ -157,7 +158,14 @@ func Cases(quick bool) []Case {
 	for _, k := range []int{2, 16} {
 		add(scans.OpGivensScan, k, 1, scans.F32, bench.LongMemory, longTs, confLongB, false)
 	}
+	add(scans.OpMingruScan, 1, 1, scans.F32, bench.LongMemory, longTs, confLongB, false)
 	return cases
+}
+
+// elementwise reports whether op scans one value per channel (D channels,
+// no blocks).
+func elementwise(op scans.Op) bool {
+	return op == scans.OpLinearScan || op == scans.OpParallelScanLog || op == scans.OpMingruScan
 }
 
 // FilterCases keeps the cases whose operation is in ops and whose element

@@ -10,7 +10,7 @@ import (
 // gradients (Backward) with inputs of type dt drawn as in the benchmark:
 //
 //	affine scans (linear, matrix, matrix_affine)  out (1e-5, 0)     grads (1e-3, 0)
-//	parallel_scan_log                              out (1e-4, 1e-4)  grads (1e-3, 1e-3)
+//	parallel_scan_log, mingru_scan                 out (1e-4, 1e-4)  grads (1e-3, 1e-3)
 //	angle-fused Givens                             out (1e-5, 0)     grads (1e-3, 1e-3)
 //
 // For f16 and bf16 the type's machine epsilon is added to rtol (one unit in
@@ -19,7 +19,7 @@ import (
 func Gate(op scans.Op, dir scans.Direction, dt scans.DType) (atol, rtol float64) {
 	bwd := dir == scans.Backward
 	switch op {
-	case scans.OpParallelScanLog:
+	case scans.OpParallelScanLog, scans.OpMingruScan:
 		atol, rtol = 1e-4, 1e-4
 		if bwd {
 			atol, rtol = 1e-3, 1e-3

@@ -52,6 +52,18 @@ func TestSpecialValues(t *testing.T) {
 	conformancetest.TestSpecialValues(t, gpu(t))
 }
 
+// TestMingruRange: mingru_scan with |k| up to 100 and |x| up to 1.5e4
+// (conformancetest.TestMingruRange).
+func TestMingruRange(t *testing.T) {
+	conformancetest.TestMingruRange(t, gpu(t))
+}
+
+// TestMingruNegativeH0: a negative h0 entry makes its lane NaN, and only
+// its lane (conformancetest.TestMingruNegativeH0).
+func TestMingruNegativeH0(t *testing.T) {
+	conformancetest.TestMingruNegativeH0(t, gpu(t))
+}
+
 // TestLogRange: parallel_scan_log far outside the benchmark's inputs
 // (strong decays, states far below their inputs, overflow) agrees with
 // eager (conformancetest.TestLogRange).

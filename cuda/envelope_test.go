@@ -14,6 +14,7 @@ func TestEnvelope(t *testing.T) {
 	}{
 		{scans.OpLinearScan, scans.Dims{B: 2, T: 7, N: 33, K: 1, V: 1}},
 		{scans.OpParallelScanLog, scans.Dims{B: 1, T: 1, N: 1, K: 1, V: 1}},
+		{scans.OpMingruScan, scans.Dims{B: 3, T: 70, N: 65, K: 1, V: 1}},
 		{scans.OpMatrixScan, scans.Dims{B: 3, T: 5, N: 4, K: 2, V: 1}},
 		{scans.OpMatrixAffineScan, scans.Dims{B: 1, T: 9, N: 2, K: 16, V: 1}},
 		{scans.OpMatrixAffineScan, scans.Dims{B: 1, T: 9, N: 2, K: 1, V: 16}},
@@ -38,6 +39,7 @@ func TestEnvelope(t *testing.T) {
 		{scans.OpGivensScan, scans.Dims{B: 1, T: 9, N: 2, K: 3, V: 1}},
 		{scans.OpGivensScan, scans.Dims{B: 1, T: 9, N: 2, K: 1, V: 1}},
 		{scans.OpMatrixScan, scans.Dims{B: 1, T: 9, N: 2, K: 3, V: 1}},
+		{scans.OpMingruScan, scans.Dims{B: 1, T: 9, N: 2, K: 2, V: 1}},
 		{scans.Op("nope"), scans.Dims{B: 1, T: 9, N: 2, K: 1, V: 1}},
 	}
 	for _, c := range out {
@@ -63,6 +65,7 @@ func TestKernelName(t *testing.T) {
 		{scans.OpLinearScan, scans.Backward, scans.Dims{K: 1, V: 1}, scans.F32, "linear_scan_bwd_f32"},
 		{scans.OpMatrixScan, scans.Forward, scans.Dims{K: 2, V: 1}, scans.F16, "matrix_scan_fwd_f16"},
 		{scans.OpParallelScanLog, scans.Forward, scans.Dims{K: 1, V: 1}, scans.BF16, "parallel_scan_log_fwd_bf16"},
+		{scans.OpMingruScan, scans.Backward, scans.Dims{K: 1, V: 1}, scans.F16, "mingru_scan_bwd_f16"},
 	}
 	for _, c := range cases {
 		if got := kernelName(c.op, c.dir, c.d, c.dt); got != c.want {

@@ -78,13 +78,13 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 	}
 	bwd := dir == scans.Backward
 	switch op {
-	case scans.OpLinearScan, scans.OpParallelScanLog:
+	case scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMingruScan:
 		// One block per (b, tile of 32 x P channels), 32 x C threads, C =
 		// chunkCount, 2*C*32*P floats of shared memory (elementwise.cuh).
 		// P = 2 (the _pairs kernels) where elementwisePairs says so.
 		ch := 1
 		if elementwisePairs(op, dir, N, dt) && (op == scans.OpLinearScan && linearPairs(B, T, N, occ) ||
-			op == scans.OpParallelScanLog && logPairs(B, T, N, occ)) {
+			logScan(op) && logPairs(op, B, T, N, occ)) {
 			p.pairs, ch = true, 2
 		}
 		lanes := B * ((N + tile*ch - 1) / (tile * ch))
@@ -96,10 +96,14 @@ func planFor(op scans.Op, dir scans.Direction, d scans.Dims, dt scans.DType, ini
 			p.ins, p.outs = []int{0, 1, 2}, [][]int{x}
 		case op == scans.OpLinearScan: // (a, h0, h, dh) -> da, db, dh0
 			p.ins, p.outs = []int{0, 2, 3, 4}, [][]int{x, x, opt(B, N)}
-		case !bwd: // (lc, lv) -> h
+		case op == scans.OpParallelScanLog && !bwd: // (lc, lv) -> h
 			p.ins, p.outs = []int{0, 1}, [][]int{x}
-		default: // (lc, lv, h, dh) -> dlc, dlv
+		case op == scans.OpParallelScanLog: // (lc, lv, h, dh) -> dlc, dlv
 			p.ins, p.outs = []int{0, 1, 2, 3}, [][]int{x, {B, T + 1, N}}
+		case !bwd: // mingru_scan: (k, x, h0) -> h
+			p.ins, p.outs = []int{0, 1, 2}, [][]int{x}
+		default: // mingru_scan: (k, x, h0, h, dh) -> dk, dx, dh0
+			p.ins, p.outs = []int{0, 1, 2, 3, 4}, [][]int{x, x, opt(B, N)}
 		}
 	case scans.OpMatrixScan:
 		// One block of W x C threads per (b, tile of W contiguous n), W =
@@ -201,7 +205,7 @@ const (
 // pair of channels is one aligned 32-bit word. DESIGN.md records the
 // measurements.
 func elementwisePairs(op scans.Op, dir scans.Direction, n int, dt scans.DType) bool {
-	elementwise := op == scans.OpLinearScan || op == scans.OpParallelScanLog
+	elementwise := op == scans.OpLinearScan || logScan(op)
 	return elementwise && dir == scans.Forward && dt != scans.F32 && n%2 == 0
 }
 
@@ -387,8 +391,8 @@ func affineShared(k, v, w, c int, bwd bool) int {
 // elementwiseChunks is the chunk count of the elementwise kernels of op,
 // backward or not, over lanes lanes (blocks of tile threads a chunk, ch
 // channels a thread) of T steps of esize-byte elements: chunkCount's,
-// lowered by logFwdChunks for the parallel_scan_log forward and kept within
-// its 16-bit kernels' blocks.
+// lowered by logFwdChunks for the log-space forwards (logScan) and kept
+// within their 16-bit kernels' blocks.
 //
 // The f32 linear_scan kernels take chunks as if the device held twice the
 // threads it does (linearF32Oversubscribe): at the large shape, 1024 lanes,
@@ -399,7 +403,7 @@ func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occup
 		occ.threads *= linearF32Oversubscribe
 	}
 	c := chunkCount(T, minChunk, lanes, tile, occ, nil)
-	if op == scans.OpParallelScanLog && !bwd {
+	if logScan(op) && !bwd {
 		if esize == 2 {
 			// The 16-bit forwards hold two segments of ch channels: the
 			// current one and the next, loaded ahead.
@@ -442,9 +446,16 @@ const logPairsMaxChunks = 4
 // allows it): where the one-channel kernel would take at most
 // logPairsMaxChunks chunks, that is where the lanes themselves nearly fill
 // the device. DESIGN.md records the measurements.
-func logPairs(b, T, n int, occ occupancy) bool {
+func logPairs(op scans.Op, b, T, n int, occ occupancy) bool {
 	lanes := b * ((n + tile - 1) / tile)
-	return elementwiseChunksOf(scans.OpParallelScanLog, false, T, lanes, 2, 1, occ) <= logPairsMaxChunks
+	return elementwiseChunksOf(op, false, T, lanes, 2, 1, occ) <= logPairsMaxChunks
+}
+
+// logScan reports whether op runs on the log-space scan's kernels
+// (kernels/logscan.cuh): parallel_scan_log, and mingru_scan, which forms
+// its log coefficients and values from its gates as it loads them.
+func logScan(op scans.Op) bool {
+	return op == scans.OpParallelScanLog || op == scans.OpMingruScan
 }
 
 // elementwiseChunksOf is the rule planFor applies: elementwiseChunks, or

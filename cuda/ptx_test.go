@@ -151,7 +151,7 @@ func TestPTXKernels(t *testing.T) {
 		d  scans.Dims
 	}
 	var all []key
-	for _, op := range []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog} {
+	for _, op := range []scans.Op{scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMingruScan} {
 		all = append(all, key{op, scans.Dims{B: 1, T: 1, N: 1, K: 1, V: 1}})
 	}
 	all = append(all, key{scans.OpMatrixScan, scans.Dims{B: 1, T: 1, N: 1, K: 2, V: 1}})
@@ -197,7 +197,7 @@ func TestPTXKernels(t *testing.T) {
 	// Every op, type and direction, the chunked Givens kernels, the
 	// unchunked Givens kernels for a theta within pi, and the elementwise
 	// 16-bit forwards with two channels per thread.
-	if want := 2*3*(2+1+25+2*4) + 2*3*4 + 2*2; n != want {
+	if want := 2*3*(3+1+25+2*4) + 2*3*4 + 3*2; n != want {
 		t.Errorf("checked %d kernels, want %d", n, want)
 	}
 	for _, e := range []string{".version 7.8", ".target sm_80"} {
@@ -300,6 +300,8 @@ func TestElementwisePlan(t *testing.T) {
 		{scans.OpLinearScan, scans.Backward, large, scans.F16, false},
 		{scans.OpParallelScanLog, scans.Forward, large, scans.BF16, true},
 		{scans.OpParallelScanLog, scans.Forward, odd, scans.BF16, false},
+		{scans.OpMingruScan, scans.Forward, large, scans.F16, true},
+		{scans.OpMingruScan, scans.Backward, large, scans.F16, false},
 	} {
 		p := planFor(c.op, c.dir, c.d, c.dt, true, h200)
 		ch := 1
@@ -405,8 +407,11 @@ func TestChunkCount(t *testing.T) {
 		{scans.Dims{B: 16, T: 1024, N: 64, K: 1, V: 1}, scans.Forward, scans.F32, 32, false},
 		{scans.Dims{B: 128, T: 64, N: 64, K: 1, V: 1}, scans.Forward, scans.F16, 4, true},
 	} {
-		if p := planFor(scans.OpParallelScanLog, c.dir, c.d, c.dt, false, h200); p.by != c.c || p.pairs != c.pairs {
-			t.Errorf("parallel_scan_log %v %v %v: %d chunks, pairs %v; want %d, %v", c.dir, c.dt, c.d, p.by, p.pairs, c.c, c.pairs)
+		// mingru_scan runs on the same kernels, so it takes the same launches.
+		for _, op := range []scans.Op{scans.OpParallelScanLog, scans.OpMingruScan} {
+			if p := planFor(op, c.dir, c.d, c.dt, false, h200); p.by != c.c || p.pairs != c.pairs {
+				t.Errorf("%s %v %v %v: %d chunks, pairs %v; want %d, %v", op, c.dir, c.dt, c.d, p.by, p.pairs, c.c, c.pairs)
+			}
 		}
 	}
 	// matrix_scan at the benchmark shapes: tiles of at least 4 blocks and

@@ -95,3 +95,21 @@ func GivensScanBackward(theta, sigma, x, h0, h, dh scans.Tensor) (dTheta, dSigma
 	}
 	return s.GivensScanBackward(theta, sigma, x, h0, h, dh)
 }
+
+// MingruScan runs Scanner.MingruScan on Default().
+func MingruScan(k, x, h0 scans.Tensor) (scans.Tensor, error) {
+	s, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return s.MingruScan(k, x, h0)
+}
+
+// MingruScanBackward runs Scanner.MingruScanBackward on Default().
+func MingruScanBackward(k, x, h0, h, dh scans.Tensor) (dk, dx, dh0 scans.Tensor, err error) {
+	s, err := Default()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return s.MingruScanBackward(k, x, h0, h, dh)
+}

@@ -227,12 +227,17 @@ var kernels = map[scans.Op]kernel{
 		func(d scans.Dims, in [][]float32, g [][]float32) {
 			GivensBackward(d, in[0], in[1], in[3], in[4], in[5], g[0], g[1], g[2], g[3])
 		}},
+	scans.OpMingruScan: {
+		func(d scans.Dims, in [][]float32, out []float32) { MingruForward(d, in[0], in[1], in[2], out) },
+		func(d scans.Dims, in [][]float32, g [][]float32) {
+			MingruBackward(d, in[0], in[1], in[2], in[3], in[4], g[0], g[1], g[2])
+		}},
 }
 
 // Run implements scans.Backend: it names the first argument that is not a
 // host tensor, checks the call, widens the inputs to float32, runs the
 // operation's kernel (see LinearForward, AffineForward, LogForward,
-// GivensForward and their backwards) and stores the results in the
+// GivensForward, MingruForward and their backwards) and stores the results in the
 // inputs' element type.
 func (b *Backend) Run(c *scans.Call) (res []scans.Tensor, err error) {
 	if c == nil {

@@ -179,12 +179,17 @@ func TestSpecialValues(t *testing.T) {
 				return append([]scans.Tensor{h}, g...)
 			}
 			clean := run(c.tensors(t, scans.F32))
-			// Poison element (b=1, t=4, n=2) of the first input.
+			// Poison element (b=1, t=4, n=2) of the first input (of x for
+			// mingru_scan, whose h stays finite with k = +Inf: z = 1).
 			bi, t0, n0 := 1, 4, 2
 			in := c.tensors(t, scans.F32)
-			s := in[0].Shape()
+			p := 0
+			if op == scans.OpMingruScan {
+				p = 1
+			}
+			s := in[p].Shape()
 			rest := scans.NumElements(s[3:])
-			in[0].(*scans.Host).Float32Data()[((bi*s[1]+t0)*s[2]+n0)*rest] = bad
+			in[p].(*scans.Host).Float32Data()[((bi*s[1]+t0)*s[2]+n0)*rest] = bad
 			dirty := run(in)
 			for j := range clean {
 				if scans.IsNil(clean[j]) {

@@ -38,7 +38,7 @@ func (c opCase) String() string {
 // optional is the index of the optional initial state, or -1.
 func (c opCase) optional() int {
 	switch c.op {
-	case scans.OpLinearScan, scans.OpMatrixScan, scans.OpMatrixAffineScan:
+	case scans.OpLinearScan, scans.OpMatrixScan, scans.OpMatrixAffineScan, scans.OpMingruScan:
 		return 2
 	case scans.OpGivensScan:
 		return 3
@@ -50,7 +50,7 @@ func (c opCase) optional() int {
 func (c opCase) outShape() []int {
 	d := c.d
 	switch c.op {
-	case scans.OpLinearScan, scans.OpParallelScanLog:
+	case scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMingruScan:
 		return []int{d.B, d.T, d.N}
 	case scans.OpMatrixAffineScan:
 		return []int{d.B, d.T, d.N, d.K, d.V}
@@ -61,7 +61,7 @@ func (c opCase) outShape() []int {
 // gates are SPEC's (atol, rtol) for the output and for the gradients.
 func (c opCase) gates() (atol, rtol, gatol, grtol float64) {
 	switch c.op {
-	case scans.OpParallelScanLog:
+	case scans.OpParallelScanLog, scans.OpMingruScan:
 		return logAtol, logRtol, logGradAtol, logGradRtol
 	case scans.OpGivensScan:
 		return givensAtol, 0, givensGradAtol, givensGradRtol
@@ -124,6 +124,19 @@ func newCase(r *rand.Rand, op scans.Op, d scans.Dims, withH0 bool, reg regime) o
 		}
 		c.in = [][]float32{uniform(r, B*T*N*(k-1), -math.Pi, math.Pi), decays(B * T * N * k), normal(r, B*T*N*k), h0}
 		c.shapes = [][]int{{B, T, N, k - 1}, {B, T, N, k}, {B, T, N, k}, {B, N, k}}
+	case scans.OpMingruScan:
+		if withH0 {
+			h0 = uniform(r, B*N, 0.1, 2)
+		}
+		k := normal(r, B*T*N)
+		if reg == longMemory {
+			for i := range k {
+				a := decay()
+				k[i] = float32(math.Log((1 - a) / a))
+			}
+		}
+		c.in = [][]float32{k, normal(r, B*T*N), h0}
+		c.shapes = [][]int{{B, T, N}, {B, T, N}, {B, N}}
 	default:
 		panic("unknown op " + string(op))
 	}
@@ -143,6 +156,8 @@ func (c opCase) reference() []float64 {
 		return refAffine(d.B, d.T, d.N, d.K, d.V, in[0], in[1], in[2])
 	case scans.OpParallelScanLog:
 		return refLog(d.B, d.T, d.N, in[0], in[1])
+	case scans.OpMingruScan:
+		return refMingru(d.B, d.T, d.N, in[0], in[1], in[2])
 	}
 	return refGivens(d.B, d.T, d.N, d.K, in[0], in[1], in[2], in[3])
 }
@@ -175,6 +190,8 @@ func forward(be scans.Backend, op scans.Op, in []scans.Tensor) (scans.Tensor, er
 		return scans.Typed{Runner: be}.MatrixAffineScan(in[0], in[1], in[2])
 	case scans.OpParallelScanLog:
 		return scans.Typed{Runner: be}.ParallelScanLog(in[0], in[1])
+	case scans.OpMingruScan:
+		return scans.Typed{Runner: be}.MingruScan(in[0], in[1], in[2])
 	}
 	return scans.Typed{Runner: be}.GivensScan(in[0], in[1], in[2], in[3])
 }
@@ -197,6 +214,9 @@ func backward(be scans.Backend, op scans.Op, in []scans.Tensor, h, dh scans.Tens
 	case scans.OpParallelScanLog:
 		g[0], g[1], err = scans.Typed{Runner: be}.ParallelScanLogBackward(in[0], in[1], h, dh)
 		return g[:2], err
+	case scans.OpMingruScan:
+		g[0], g[1], g[2], err = scans.Typed{Runner: be}.MingruScanBackward(in[0], in[1], in[2], h, dh)
+		return g[:3], err
 	}
 	g[0], g[1], g[2], g[3], err = scans.Typed{Runner: be}.GivensScanBackward(in[0], in[1], in[2], in[3], h, dh)
 	return g[:4], err
@@ -216,6 +236,8 @@ func kernelForward[F Float](c opCase, in [][]F) []F {
 		LogForward(d, in[0], in[1], out)
 	case scans.OpGivensScan:
 		GivensForward(d, in[0], in[1], in[2], in[3], out)
+	case scans.OpMingruScan:
+		MingruForward(d, in[0], in[1], in[2], out)
 	}
 	return out
 }
@@ -239,6 +261,8 @@ func kernelBackward[F Float](c opCase, in [][]F, h, dh []F) [][]F {
 		LogBackward(d, in[0], in[1], h, dh, g[0], g[1])
 	case scans.OpGivensScan:
 		GivensBackward(d, in[0], in[1], in[3], h, dh, g[0], g[1], g[2], g[3])
+	case scans.OpMingruScan:
+		MingruBackward(d, in[0], in[1], in[2], h, dh, g[0], g[1], g[2])
 	}
 	return g
 }
@@ -259,12 +283,13 @@ var names = map[scans.Op][]string{
 	scans.OpMatrixAffineScan: {"A", "X", "H0"},
 	scans.OpParallelScanLog:  {"log_coeffs", "log_values"},
 	scans.OpGivensScan:       {"theta", "sigma", "x", "h0"},
+	scans.OpMingruScan:       {"k", "x", "h0"},
 }
 
 // dims returns the Dims of op for the given sizes.
 func dims(op scans.Op, B, T, N, k, v int) scans.Dims {
 	switch op {
-	case scans.OpLinearScan, scans.OpParallelScanLog:
+	case scans.OpLinearScan, scans.OpParallelScanLog, scans.OpMingruScan:
 		return scans.Dims{B: B, T: T, N: N, K: 1, V: 1}
 	case scans.OpMatrixScan:
 		return scans.Dims{B: B, T: T, N: N, K: 2, V: 1}

@@ -34,13 +34,6 @@ func normal(r *rand.Rand, n int) []float32 {
 	return out
 }
 
-func softplus(x float64) float64 {
-	if x > 30 {
-		return x
-	}
-	return math.Log1p(math.Exp(x))
-}
-
 // negSoftplus draws -softplus(z), z standard normal (the benchmark's
 // log_coeffs and log_values).
 func negSoftplus(r *rand.Rand, n int) []float32 {

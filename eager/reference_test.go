@@ -81,6 +81,31 @@ func refLog(B, T, D int, lc, lv []float64) []float64 {
 	return h
 }
 
+// refMingru is the minGRU recurrence in its linear form,
+// h_t = (1 - z_t) h_{t-1} + z_t g(x_t), z = 1 / (1 + exp(-k)).
+func refMingru(B, T, D int, k, x, h0 []float64) []float64 {
+	h := make([]float64, B*T*D)
+	for bi := 0; bi < B; bi++ {
+		for n := 0; n < D; n++ {
+			prev := 0.0
+			if h0 != nil {
+				prev = h0[bi*D+n]
+			}
+			for t := 0; t < T; t++ {
+				i := (bi*T+t)*D + n
+				z := 1 / (1 + math.Exp(-k[i]))
+				g := x[i] + 0.5
+				if x[i] < 0 {
+					g = 1 / (1 + math.Exp(-x[i]))
+				}
+				prev = (1-z)*prev + z*g
+				h[i] = prev
+			}
+		}
+	}
+	return h
+}
+
 // refGivens: h_t = sigma_t * R(theta_t) h_{t-1} + x_t with R an explicit
 // matrix product (rotMatrix).
 func refGivens(B, T, N, k int, theta, sigma, x, h0 []float64) []float64 {

@@ -84,6 +84,10 @@ func (r backend) Run(c *scans.Call) (out []scans.Tensor, err error) {
 		g[0], err = r.GivensScan(a[0], a[1], a[2], a[3])
 	case c.Op == scans.OpGivensScan:
 		g[0], g[1], g[2], g[3], err = r.GivensScanBackward(a[0], a[1], a[2], a[3], a[4], a[5])
+	case c.Op == scans.OpMingruScan && c.Dir == scans.Forward:
+		g[0], err = r.MingruScan(a[0], a[1], a[2])
+	case c.Op == scans.OpMingruScan:
+		g[0], g[1], g[2], err = r.MingruScanBackward(a[0], a[1], a[2], a[3], a[4])
 	default:
 		return nil, fmt.Errorf("float64: %s: no reference", c.Op)
 	}

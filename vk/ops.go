@@ -64,6 +64,7 @@ var runners = map[scans.Op][2]func(c *call, v []*Tensor) ([]scans.Tensor, error)
 	scans.OpMatrixAffineScan: {affineForward, affineBackward},
 	scans.OpParallelScanLog:  {logForward, logBackward},
 	scans.OpGivensScan:       {givensForward, givensBackward},
+	scans.OpMingruScan:       {mingruForward, mingruBackward},
 }
 
 // Run implements scans.Backend: it names any argument that is not one of
@@ -388,4 +389,53 @@ func logBackward(c *call, v []*Tensor) ([]scans.Tensor, error) {
 		return nil, err
 	}
 	return []scans.Tensor{oc, ov}, nil
+}
+
+// mingruForward runs mingru_scan's forward on the call's tensors v.
+func mingruForward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	d := c.dims
+	out, err := c.output(d.B, d.T, d.N)
+	if err != nil {
+		return nil, c.allocErr(err)
+	}
+	k := c.elementwise(scans.Forward)
+	td := d.T * d.N
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], td), c.in(v[1], td), c.in(v[2], d.N), c.out(out, td)
+	if v[2] != nil {
+		k.flags = 1
+	}
+	if err := c.run(k); err != nil {
+		return nil, err
+	}
+	return []scans.Tensor{out}, nil
+}
+
+// mingruBackward runs mingru_scan's backward on the call's tensors v.
+func mingruBackward(c *call, v []*Tensor) ([]scans.Tensor, error) {
+	d := c.dims
+	ok, err := c.output(d.B, d.T, d.N)
+	if err != nil {
+		return nil, c.allocErr(err)
+	}
+	ox, err := c.output(d.B, d.T, d.N)
+	if err != nil {
+		return nil, c.allocErr(err)
+	}
+	var o0 *Tensor
+	if v[2] != nil {
+		if o0, err = c.output(d.B, d.N); err != nil {
+			return nil, c.allocErr(err)
+		}
+	}
+	k := c.elementwise(scans.Backward)
+	td := d.T * d.N
+	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], td), c.in(v[1], td), c.in(v[2], d.N), c.in(v[3], td)
+	k.binds[4], k.binds[5], k.binds[6], k.binds[7] = c.in(v[4], td), c.out(ok, td), c.out(ox, td), c.out(o0, d.N)
+	if v[2] != nil {
+		k.flags = 1
+	}
+	if err := c.run(k); err != nil {
+		return nil, err
+	}
+	return []scans.Tensor{ok, ox, tensorOrNil(o0)}, nil
 }

@@ -129,11 +129,12 @@ func elementwiseLayout(B, T, D int, maxWG int) (tile, chunks int) {
 
 // tiledWorkgroupCap is the largest workgroup the tiled kernels of op may
 // take in element type dt on a device whose limit is maxWG: maxLogWG for
-// parallel_scan_log and for the 16-bit linear_scan, else maxElementwiseWG.
+// the log-space scans (parallel_scan_log, mingru_scan) and for the 16-bit
+// linear_scan, else maxElementwiseWG.
 // DESIGN.md records the measurements.
 func tiledWorkgroupCap(op scans.Op, dt scans.DType, maxWG int) int {
 	limit := maxElementwiseWG
-	if op == scans.OpParallelScanLog || (op == scans.OpLinearScan && dt.Size() == 2) {
+	if op == scans.OpParallelScanLog || op == scans.OpMingruScan || (op == scans.OpLinearScan && dt.Size() == 2) {
 		limit = maxLogWG
 	}
 	return min(limit, maxWG)

@@ -207,6 +207,8 @@ func shortOp(op scans.Op) string {
 		return "log"
 	case scans.OpGivensScan:
 		return "givens"
+	case scans.OpMingruScan:
+		return "mingru"
 	}
 	return string(op)
 }

@@ -35,10 +35,11 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 		{scans.OpMatrixScan, 40, scans.F32}, {scans.OpMatrixScan, 300, scans.F32},
 		{scans.OpMatrixAffineScan, 40, scans.F32}, {scans.OpMatrixAffineScan, 300, scans.F32},
 		{scans.OpGivensScan, 40, scans.F32}, {scans.OpGivensScan, 300, scans.F32},
+		{scans.OpMingruScan, 40, scans.F32}, {scans.OpMingruScan, 300, scans.F32},
 	}
 	for _, dt := range []scans.DType{scans.F16, scans.BF16} {
 		rows = append(rows, row{scans.OpLinearScan, 300, dt}, row{scans.OpParallelScanLog, 300, dt},
-			row{scans.OpMatrixAffineScan, 300, dt})
+			row{scans.OpMatrixAffineScan, 300, dt}, row{scans.OpMingruScan, 300, dt})
 	}
 	for _, c := range rows {
 		op := c.op

@@ -47,6 +47,7 @@ func modules() []module {
 	ms := []module{
 		{name: "linear_scan", source: "linear_scan.cu"},
 		{name: "parallel_scan_log", source: "parallel_scan_log.cu"},
+		{name: "mingru_scan", source: "mingru_scan.cu"},
 		{name: "matrix_scan", source: "matrix_scan.cu"},
 		{name: "util", source: "util.cu"},
 	}

@@ -77,6 +77,7 @@ inline float __uint_as_float(unsigned u) {
 #include "../../kernels/linear_scan.cu"
 #include "../../kernels/matrix_affine_scan.cu"
 #include "../../kernels/matrix_scan.cu"
+#include "../../kernels/mingru_scan.cu"
 #include "../../kernels/parallel_scan_log.cu"
 #include "../../kernels/util.cu"
 

@@ -1,0 +1,117 @@
+package conformancetest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
+	"github.com/mingru/scans/reference"
+)
+
+// TestMingruRange runs mingru_scan on b, forward and backward, with
+// pre-activations where the linear form of the gates leaves the float
+// range: k of magnitude 50 to 100 (1 - z or z below 2^-70) and x of
+// magnitude 5e3 to 1.5e4 (g(x) = x + 0.5, or sigmoid(x) = 0), each in
+// about half the elements, the rest standard normal; h0 given. T = 40 and
+// 300 reach the chunked paths of the GPU kernels. f32 is held to the
+// float64 reference, the 16-bit types to the backend's reference on the
+// same inputs, both with the op's gates; every output must be finite.
+func TestMingruRange(t *testing.T, b scans.Backend) {
+	t.Helper()
+	_, seed := checkStart(t, b)
+	op := scans.OpMingruScan
+	for _, T := range []int{40, 300} {
+		for _, dt := range scans.DTypes {
+			ref := reference.New()
+			if dt != scans.F32 {
+				ref = conformance.ReferenceFor(b)
+			}
+			d := scans.Dims{B: 3, T: T, N: 6, K: 1, V: 1}
+			rng := rand.New(rand.NewPCG(seed, uint64(T*10+int(dt))))
+			in, err := bench.InputsInit(op, d, dt, bench.Typical, true, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, x := in.Args[0], in.Args[1]
+			sign := func() float64 { return float64(2*rng.IntN(2) - 1) }
+			for i := range k.Len() {
+				if rng.IntN(2) == 0 {
+					k.Set(i, float32(sign()*(50+50*rng.Float64())))
+				}
+				if rng.IntN(2) == 0 {
+					x.Set(i, float32(sign()*(5e3+1e4*rng.Float64())))
+				}
+			}
+			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+				label := fmt.Sprintf("%s %s %v T=%d", op, dir, dt, T)
+				var h *scans.Host
+				if dir == scans.Backward {
+					out, err := bench.Run(ref, op, scans.Forward, in, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					h = out[0]
+				}
+				want, err := bench.Run(ref, op, dir, in, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := bench.Run(b, op, dir, in, h)
+				if err != nil {
+					t.Fatalf("%s: %v", label, err)
+				}
+				atol, rtol := conformance.Gate(op, dir, dt)
+				if n := matchIEEE(t, label, want, got, atol, rtol); n != 0 {
+					t.Errorf("%s: %d outputs of the reference are not finite", label, n)
+				}
+			}
+		}
+	}
+}
+
+// TestMingruNegativeH0 gives one lane of mingru_scan a negative h0 entry
+// and checks that exactly that lane is NaN: h at every step, and dk, dx
+// at every step and dh0 in the backward. Every other element is finite.
+func TestMingruNegativeH0(t *testing.T, b scans.Backend) {
+	t.Helper()
+	_, seed := checkStart(t, b)
+	op := scans.OpMingruScan
+	d := scans.Dims{B: 3, T: 70, N: 5, K: 1, V: 1}
+	rng := rand.New(rand.NewPCG(seed, 0x4e48))
+	in, err := bench.InputsInit(op, d, scans.F32, bench.Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, lc := 1, rng.IntN(d.N)
+	in.Args[2].Set(lb*d.N+lc, -0.25)
+	inLane := func(i, perB int) bool { return i/perB == lb && i%d.N == lc }
+	check := func(name string, v []float32, perB int) {
+		for i, f := range v {
+			if nan := math.IsNaN(float64(f)); nan != inLane(i, perB) {
+				t.Errorf("%s element %d (batch %d, channel %d) = %v; want NaN in batch %d channel %d only",
+					name, i, i/perB, i%d.N, f, lb, lc)
+				return
+			}
+			if !inLane(i, perB) && math.IsInf(float64(f), 0) {
+				t.Errorf("%s element %d = %v", name, i, f)
+				return
+			}
+		}
+	}
+	out, err := bench.Run(b, op, scans.Forward, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("h", out[0].Float32s(), d.T*d.N)
+	g, err := bench.Run(b, op, scans.Backward, in, out[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("dk", g[0].Float32s(), d.T*d.N)
+	check("dx", g[1].Float32s(), d.T*d.N)
+	check("dh0", g[2].Float32s(), d.N)
+}
