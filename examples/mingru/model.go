@@ -10,24 +10,24 @@ import (
 	"github.com/mingru/scans/dispatch"
 )
 
-// layer is one minGRU layer in log space (Feng et al., "Were RNNs All We
-// Needed?", 2024): from its input x_t, the gate pre-activation
-// k_t = x_t Wz + bz and the hidden pre-activation u_t = x_t Wh + bh give
+// layer is one minGRU layer (Feng et al., "Were RNNs All We Needed?",
+// 2024): from its input x_t, the gate pre-activation k_t = x_t Wz + bz and
+// the hidden pre-activation u_t = x_t Wh + bh give
 //
 //	h_t = (1 - sigmoid(k_t)) h_{t-1} + sigmoid(k_t) g(u_t),
 //
-// g(u) = u + 0.5 for u >= 0 and sigmoid(u) for u < 0, computed by
-// parallel_scan_log from log_coeffs = -softplus(k) and log_values =
-// [log h_0, -softplus(-k) + log g(u)], with h_0 = 0 (log h_0 = -inf).
+// g(u) = u + 0.5 for u >= 0 and sigmoid(u) for u < 0, h_{-1} = 0. The
+// recurrence and its gradients are one mingru_scan call each way, which
+// forms the gates in log space as it reads k and u.
 type layer struct {
 	in, out int
 	wz, wh  *param // (in, out)
 	bz, bh  *param // (1, out)
 
-	// Saved by forward for backward (host values, (B*T) x out).
-	x, k, u   *mat.Dense
-	lc, lv, h scans.Tensor
-	B, T      int
+	// Saved by forward for backward.
+	x       *mat.Dense // the input, (B*T) x in
+	k, u, h scans.Tensor
+	B, T    int
 }
 
 func newLayer(in, out int, rng *rand.Rand) *layer {
@@ -47,31 +47,15 @@ func (l *layer) params() []*param { return []*param{l.wz, l.wh, l.bz, l.bh} }
 // forward maps x ((B*T) x in, row b*T+t) to h ((B*T) x out).
 func (l *layer) forward(x *mat.Dense, B, T int) (*mat.Dense, error) {
 	l.x, l.B, l.T = x, B, T
-	l.k = affine(x, l.wz.w, l.bz.w)
-	l.u = affine(x, l.wh.w, l.bh.w)
 	D := l.out
-	lc := make([]float32, B*T*D)
-	lv := make([]float32, B*(T+1)*D)
-	for b := 0; b < B; b++ {
-		for j := 0; j < D; j++ {
-			lv[b*(T+1)*D+j] = float32(math.Inf(-1)) // log h_0 = log 0
-		}
-		for t := 0; t < T; t++ {
-			for j := 0; j < D; j++ {
-				k, u := l.k.At(b*T+t, j), l.u.At(b*T+t, j)
-				lc[(b*T+t)*D+j] = float32(-softplus(k))
-				lv[(b*(T+1)+t+1)*D+j] = float32(-softplus(-k) + logG(u))
-			}
-		}
-	}
 	var err error
-	if l.lc, err = scans.FromFloat32(lc, B, T, D); err != nil {
+	if l.k, err = scans.FromFloat32(flat32(affine(x, l.wz.w, l.bz.w)), B, T, D); err != nil {
 		return nil, err
 	}
-	if l.lv, err = scans.FromFloat32(lv, B, T+1, D); err != nil {
+	if l.u, err = scans.FromFloat32(flat32(affine(x, l.wh.w, l.bh.w)), B, T, D); err != nil {
 		return nil, err
 	}
-	if l.h, err = dispatch.ParallelScanLog(l.lc, l.lv); err != nil {
+	if l.h, err = dispatch.MingruScan(l.k, l.u, nil); err != nil {
 		return nil, err
 	}
 	return toDense(l.h, B*T, D)
@@ -85,31 +69,17 @@ func (l *layer) backward(dh *mat.Dense) (*mat.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	dlc, dlv, err := dispatch.ParallelScanLogBackward(l.lc, l.lv, l.h, dhT)
+	dkT, duT, _, err := dispatch.MingruScanBackward(l.k, l.u, nil, l.h, dhT)
 	if err != nil {
 		return nil, err
 	}
-	gc, err := toDense(dlc, B*T, D)
+	dk, err := toDense(dkT, B*T, D)
 	if err != nil {
 		return nil, err
 	}
-	gv, err := toDense(dlv, B*(T+1), D)
+	du, err := toDense(duT, B*T, D)
 	if err != nil {
 		return nil, err
-	}
-	dk := mat.NewDense(B*T, D, nil)
-	du := mat.NewDense(B*T, D, nil)
-	for b := 0; b < B; b++ {
-		for t := 0; t < T; t++ {
-			r := b*T + t
-			for j := 0; j < D; j++ {
-				k, u := l.k.At(r, j), l.u.At(r, j)
-				c, v := gc.At(r, j), gv.At(b*(T+1)+t+1, j)
-				// d(-softplus(k))/dk = -sigmoid(k); d(-softplus(-k))/dk = sigmoid(-k).
-				dk.Set(r, j, -c*sigmoid(k)+v*sigmoid(-k))
-				du.Set(r, j, v*dLogG(u))
-			}
-		}
 	}
 	l.wz.accumulate(l.x, dk)
 	l.wh.accumulate(l.x, du)
@@ -121,31 +91,6 @@ func (l *layer) backward(dh *mat.Dense) (*mat.Dense, error) {
 	dxu.Mul(du, l.wh.w.T())
 	dx.Add(&dx, &dxu)
 	return &dx, nil
-}
-
-func softplus(x float64) float64 {
-	if x > 30 {
-		return x
-	}
-	return math.Log1p(math.Exp(x))
-}
-
-func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-
-// logG is log g(u): log(u + 0.5) for u >= 0, log sigmoid(u) below.
-func logG(u float64) float64 {
-	if u >= 0 {
-		return math.Log(u + 0.5)
-	}
-	return -softplus(-u)
-}
-
-// dLogG is the derivative of logG.
-func dLogG(u float64) float64 {
-	if u >= 0 {
-		return 1 / (u + 0.5)
-	}
-	return sigmoid(-u)
 }
 
 // affine is x W + b, b broadcast over the rows.
