@@ -108,3 +108,40 @@ func TestGivensPathsSameProblem(t *testing.T) {
 		t.Errorf("fused %+v, generic %+v", fused, generic)
 	}
 }
+
+// TestTraffic checks the byte counts against the tensors' sizes: the
+// benchmark's initial states, mingru_scan's 9 passes over (B,T,D) and
+// the unfused chain's 19 (plus the value rows of log h0).
+func TestTraffic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 4))
+	for range 20 {
+		d := scans.Dims{B: 1 + rng.IntN(9), T: 1 + rng.IntN(300), N: 1 + rng.IntN(70)}
+		dt := []scans.DType{scans.F32, scans.F16, scans.BF16}[rng.IntN(3)]
+		size := int64(dt.Size())
+		btd, bd := int64(d.B*d.T*d.N)*size, int64(d.B*d.N)*size
+		traffic := func(op scans.Op, mode Mode) int64 {
+			n, err := Traffic(op, d, dt, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if got, want := traffic(scans.OpLinearScan, ModeForward), 3*btd+bd; got != want {
+			t.Errorf("%v %v: linear_scan forward %d bytes, want a, b, h0, h: %d", d, dt, got, want)
+		}
+		if got, want := traffic(scans.OpMingruScan, ModeForward), 3*btd; got != want {
+			t.Errorf("%v %v: mingru_scan forward %d bytes, want k, x, h (no h0): %d", d, dt, got, want)
+		}
+		fused := traffic(scans.OpMingruScan, ModeBackward)
+		if want := 9 * btd; fused != want {
+			t.Errorf("%v %v: mingru_scan forward+backward %d bytes, want 9 passes: %d", d, dt, fused, want)
+		}
+		gates, err := GateTraffic(d, dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := traffic(scans.OpParallelScanLog, ModeBackward)+gates, 19*btd+5*bd; got != want {
+			t.Errorf("%v %v: the unfused chain moves %d bytes, want 19 passes and 5 rows: %d", d, dt, got, want)
+		}
+	}
+}

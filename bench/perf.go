@@ -70,8 +70,14 @@ const (
 	ModeBackward Mode = "forward+backward"
 )
 
+// BenchInit says whether the benchmark gives op an initial state: every
+// op with one takes it, except mingru_scan, whose benchmark leaves h0
+// absent (SPEC.md).
+func BenchInit(op scans.Op) bool { return HasInit(op) && op != scans.OpMingruScan }
+
 // Traffic counts the bytes an operation must move at dims d in element
-// type dt, each tensor read or written once:
+// type dt, each tensor read or written once, with an initial state where
+// BenchInit says the benchmark gives one:
 //
 //	forward:  every forward input (h0 included) + the output
 //	backward: what the backward reads (the transition inputs a / A /
@@ -82,6 +88,11 @@ const (
 // the adjoint itself); mingru_scan's reads x, which its gates depend on.
 // ModeBackward counts the forward's bytes plus the backward's.
 func Traffic(op scans.Op, d scans.Dims, dt scans.DType, mode Mode) (int64, error) {
+	return traffic(op, d, dt, mode, BenchInit(op))
+}
+
+// traffic is Traffic with the initial state given when init is true.
+func traffic(op scans.Op, d scans.Dims, dt scans.DType, mode Mode, init bool) (int64, error) {
 	d, err := NormalizeDims(op, d)
 	if err != nil {
 		return 0, err
@@ -89,6 +100,9 @@ func Traffic(op scans.Op, d scans.Dims, dt scans.DType, mode Mode) (int64, error
 	args, out, err := ArgShapes(op, d)
 	if err != nil {
 		return 0, err
+	}
+	if HasInit(op) && !init {
+		args = slices.Delete(args, initIndex(op), initIndex(op)+1)
 	}
 	sz := func(shape []int) int64 { return int64(scans.NumElements(shape)) * int64(dt.Size()) }
 	var inBytes int64
@@ -111,6 +125,26 @@ func Traffic(op scans.Op, d scans.Dims, dt scans.DType, mode Mode) (int64, error
 	}
 	bwd := reads + 2*sz(out) + inBytes
 	return fwd + bwd, nil
+}
+
+// GateTraffic counts the bytes that the gates of the unfused minGRU chain
+// move at mingru_scan's dims d in element type dt, each tensor read or
+// written once, h0 absent: the gates' forward reads k and x and writes
+// log_coeffs (B,T,D) and log_values (B,T+1,D) for parallel_scan_log; the
+// gates' backward reads k, x and parallel_scan_log's two gradients and
+// writes dk and dx. The chain is these two passes around
+// parallel_scan_log's forward and backward; mingru_scan does the same
+// work in one forward and one backward that keep the gates in registers.
+func GateTraffic(d scans.Dims, dt scans.DType) (int64, error) {
+	d, err := NormalizeDims(scans.OpMingruScan, d)
+	if err != nil {
+		return 0, err
+	}
+	btd := int64(d.B) * int64(d.T) * int64(d.N)
+	values := int64(d.B) * int64(d.T+1) * int64(d.N)
+	forward := 2*btd + btd + values
+	backward := 2*btd + btd + values + 2*btd
+	return (forward + backward) * int64(dt.Size()), nil
 }
 
 // Launches is the number of kernel launches an operation makes in the
@@ -171,7 +205,8 @@ type Measurement struct {
 	// "device, queued", WallMedian includes the busy kernel that each
 	// launch was queued behind.
 	WallPlain bool `json:"wall_plain,omitempty"`
-	// Bytes is Traffic; GBps = Bytes / Median / 1e9.
+	// Bytes is Traffic of the measured inputs (h0 counted where given);
+	// GBps = Bytes / Median / 1e9.
 	Bytes int64   `json:"bytes"`
 	GBps  float64 `json:"gbps"`
 	// CopyGBps is the backend's copy bandwidth measured in the same run;
@@ -190,8 +225,8 @@ type Measurement struct {
 }
 
 // Measure times op at dims d in mode on b: inputs drawn from the benchmark
-// distributions with rng (initial state given; a nil rng is seeded from
-// the clock), then MeasureInputs.
+// distributions with rng (an initial state where BenchInit says; a nil rng
+// is seeded from the clock), then MeasureInputs.
 func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mode, cfg Timing, rng *rand.Rand) (Measurement, error) {
 	d, err := NormalizeDims(op, d)
 	if err != nil {
@@ -200,7 +235,7 @@ func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mo
 	if err := b.Supports(op, d, dt); err != nil {
 		return Measurement{}, err
 	}
-	in, err := InputsInit(op, d, dt, Typical, true, rng)
+	in, err := InputsInit(op, d, dt, Typical, BenchInit(op), rng)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -227,7 +262,7 @@ func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mo
 func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Measurement, err error) {
 	op, d, dt := in.Op, in.Dims, in.DType
 	m = Measurement{Backend: b.Name(), Op: op, Mode: mode, DType: dt.String(), Dims: d, Clock: "wall", Launches: Launches(mode)}
-	if m.Bytes, err = Traffic(op, d, dt, mode); err != nil {
+	if m.Bytes, err = traffic(op, d, dt, mode, in.Init()); err != nil {
 		return m, err
 	}
 	if err := b.Supports(op, d, dt); err != nil {

@@ -214,7 +214,7 @@ func runBench(c config, m bench.Machine, sel []selected, stdout, stderr io.Write
 				inputs := func() (*bench.InputSet, error) {
 					if in == nil && inErr == nil {
 						start := time.Now()
-						in, inErr = bench.InputsInit(op, d, dt, bench.Typical, true, rng)
+						in, inErr = bench.InputsInit(op, d, dt, bench.Typical, bench.BenchInit(op), rng)
 						fmt.Fprintf(stderr, "scanbench: bench %s %s %s: inputs drawn in %s\n", sh.Name, op, dt, time.Since(start).Round(time.Millisecond))
 					}
 					return in, inErr
@@ -235,6 +235,7 @@ func runBench(c config, m bench.Machine, sel []selected, stdout, stderr io.Write
 		}
 	}
 	rep.fillSpeedups()
+	rep.Fusion = rep.fusion()
 	if err := writeJSON(c.out, "scan_bench.json", rep); err != nil {
 		return err
 	}

@@ -417,3 +417,47 @@ func TestDeviceFlags(t *testing.T) {
 		t.Errorf("--device vk=3,cuda=1 set MINGRU_VK_DEVICE=%q MINGRU_CUDA_DEVICE=%q", v, c)
 	}
 }
+
+// TestFusion checks the fused-against-chain comparison on measured rows:
+// one pair per backend, shape and type where both ops ran, the chain
+// bounded below by the scan plus the gates' bytes at copy bandwidth.
+func TestFusion(t *testing.T) {
+	withBackends(t, eager.New(), newFake(false))
+	dir := t.TempDir()
+	code, stdout, _ := runCmd(t, "--bench", "--quick", "--shapes", "lab", "--ops", "parallel_scan_log,mingru_scan", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var rep benchReport
+	readJSON(t, filepath.Join(dir, "scan_bench.json"), &rep)
+	if len(rep.Fusion) != 2 {
+		t.Fatalf("%d fusion rows, want one per backend: %+v", len(rep.Fusion), rep.Fusion)
+	}
+	d, _ := bench.NormalizeDims(scans.OpMingruScan, bench.Shapes[0].Dims(scans.OpMingruScan))
+	gate, _ := bench.GateTraffic(d, scans.F32)
+	for _, f := range rep.Fusion {
+		var fused, scan bench.Measurement
+		for _, m := range rep.Rows {
+			if m.Backend == f.Backend && m.Mode == bench.ModeBackward {
+				switch m.Op {
+				case scans.OpMingruScan:
+					fused = m
+				case scans.OpParallelScanLog:
+					scan = m
+				}
+			}
+		}
+		floor := float64(gate) / (fused.CopyGBps * 1e9)
+		if f.Fused != fused.Median || f.Scan != scan.Median || f.GateBytes != gate ||
+			math.Abs(f.Chain-(scan.Median+floor)) > 1e-12 || math.Abs(f.Speedup-f.Chain/f.Fused) > 1e-9 {
+			t.Errorf("%s: %+v, want fused %g, scan %g, gate bytes %d, floor %g", f.Backend, f, fused.Median, scan.Median, gate, floor)
+		}
+		if want := float64(scan.Bytes+gate) / float64(fused.Bytes); math.Abs(f.BytesRatio-want) > 1e-12 || f.BytesRatio < 2 {
+			t.Errorf("%s: bytes ratio %g, want %g (about 19/9)", f.Backend, f.BytesRatio, want)
+		}
+	}
+	md := checkMarkdown(t, filepath.Join(dir, "scan_bench.md"), "Scan benchmarks")
+	if !strings.Contains(md, "## mingru_scan against the unfused chain") || !strings.Contains(stdout, "against a chain of at least") {
+		t.Error("the markdown or stdout lacks the fusion comparison")
+	}
+}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mingru/scans/conformance"
-
+	"github.com/mingru/scans"
 	"github.com/mingru/scans/bench"
+	"github.com/mingru/scans/conformance"
 )
 
 func path(dir, name string) string { return filepath.Join(dir, name) }
@@ -161,6 +161,8 @@ type benchReport struct {
 	Timing   bench.Timing        `json:"timing"`
 	Ceilings []ceiling           `json:"ceilings"`
 	Rows     []bench.Measurement `json:"rows"`
+	// Fusion is fusion(), kept with the rows it was computed from.
+	Fusion []fusionRow `json:"fusion,omitempty"`
 }
 
 func (r *benchReport) fillSpeedups() {
@@ -193,11 +195,11 @@ is the median host time of the calls (submission, waiting, allocation): what a
 caller waits for. **bytes** is the traffic each tensor read or written once:
 
     forward           = sum(forward inputs, h0 included) + output
-    forward+backward  = forward + [transition inputs (a | A | theta, sigma | log_coeffs, log_values) + h0
+    forward+backward  = forward + [transition inputs (a | A | theta, sigma | log_coeffs, log_values | k, x) + h0
                                    + h + dh  (read by the backward)
                                    + one gradient per input (written)]
 
-(the backward does not read b, X or x). **GB/s** = bytes / median. **copy GB/s** is the
+(the backward does not read b, X or givens_scan's x; mingru_scan's benchmark has no h0). **GB/s** = bytes / median. **copy GB/s** is the
 backend's copy bandwidth measured in the same run (bytes read + written per second:
 Instrumented.CopyBandwidth on a GPU, Go's copy on the host for eager); **% copy** = GB/s / copy GB/s.
 **floor** = bytes / copy bandwidth + dispatch latency x launches (1 forward, 2 forward+backward),
@@ -230,6 +232,7 @@ func (r benchReport) markdown() string {
 			m.Shape, m.Op, m.Mode, m.DType, m.Backend, m.Dims, m.Clock, m.Cache, m.Runs, dur(m.Median), dur(m.P10), dur(m.P90),
 			dur(m.WarmMedian), dur(m.WallMedian), m.Bytes, m.GBps, m.CopyGBps, 100*m.FracCopy, dur(m.Floor), speed)
 	}
+	b.WriteString(fusionMarkdown(r.fusion()))
 	return b.String()
 }
 
@@ -248,6 +251,10 @@ func (r benchReport) table() string {
 		}
 		fmt.Fprintf(&b, "%-7s %-19s %-17s %-5s %-7s %10s %10s %10s %8.2f %7.1f%% %9s\n",
 			m.Shape, m.Op, m.Mode, m.DType, m.Backend, dur(m.Median), dur(m.WarmMedian), dur(m.WallMedian), m.GBps, 100*m.FracCopy, speed)
+	}
+	for _, f := range r.fusion() {
+		fmt.Fprintf(&b, "%-7s mingru_scan fused   %-17s %-5s %-7s %10s against a chain of at least %s: >= %.2fx\n",
+			f.Shape, bench.ModeBackward, f.DType, f.Backend, dur(f.Fused), dur(f.Chain), f.Speedup)
 	}
 	return b.String()
 }
@@ -357,6 +364,92 @@ func (r stepReport) table() string {
 			fmt.Fprintf(&b, ", kernels %s (sync %.2fx, queue %.2fx)", dur(m.KernelSum), m.SyncRatio, m.QueueRatio)
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// ---- mingru_scan against the unfused chain ----
+
+// fusionRow compares mingru_scan's forward+backward with the unfused
+// chain it replaces, on one backend, shape and type.
+type fusionRow struct {
+	Backend string `json:"backend"`
+	Shape   string `json:"shape"`
+	DType   string `json:"dtype"`
+	// Fused is mingru_scan's forward+backward median; Scan is
+	// parallel_scan_log's at the same dims, in seconds.
+	Fused float64 `json:"fused_s"`
+	Scan  float64 `json:"scan_s"`
+	// GateBytes is bench.GateTraffic; GateFloor = GateBytes at the
+	// backend's copy bandwidth, the least time the gates' two passes take.
+	GateBytes int64   `json:"gate_bytes"`
+	GateFloor float64 `json:"gate_floor_s"`
+	// Chain = Scan + GateFloor, a lower bound on the chain's time;
+	// Speedup = Chain / Fused, a lower bound on what fusion saves.
+	Chain   float64 `json:"chain_bound_s"`
+	Speedup float64 `json:"speedup_bound"`
+	// BytesRatio is the chain's bytes over mingru_scan's.
+	BytesRatio float64 `json:"bytes_ratio"`
+}
+
+// fusion pairs every measured mingru_scan forward+backward row with the
+// parallel_scan_log row of the same backend, shape and type.
+func (r benchReport) fusion() []fusionRow {
+	type key struct{ backend, shape, dt string }
+	scan := map[key]bench.Measurement{}
+	for _, m := range r.Rows {
+		if m.Op == scans.OpParallelScanLog && m.Mode == bench.ModeBackward && m.Skipped == "" {
+			scan[key{m.Backend, m.Shape, m.DType}] = m
+		}
+	}
+	var out []fusionRow
+	for _, m := range r.Rows {
+		if m.Op != scans.OpMingruScan || m.Mode != bench.ModeBackward || m.Skipped != "" || m.CopyGBps <= 0 || m.Median <= 0 {
+			continue
+		}
+		s, ok := scan[key{m.Backend, m.Shape, m.DType}]
+		if !ok {
+			continue
+		}
+		dt, err := scans.ParseDType(m.DType)
+		if err != nil {
+			continue
+		}
+		gate, err := bench.GateTraffic(m.Dims, dt)
+		if err != nil {
+			continue
+		}
+		f := fusionRow{Backend: m.Backend, Shape: m.Shape, DType: m.DType, Fused: m.Median, Scan: s.Median, GateBytes: gate}
+		f.GateFloor = float64(gate) / (m.CopyGBps * 1e9)
+		f.Chain = f.Scan + f.GateFloor
+		f.Speedup = f.Chain / f.Fused
+		f.BytesRatio = float64(s.Bytes+gate) / float64(m.Bytes)
+		out = append(out, f)
+	}
+	return out
+}
+
+const fusionLegend = `mingru_scan's forward+backward (**fused**) against the unfused chain it
+replaces on the same backend: the gates computed and stored, parallel_scan_log's
+forward and backward (**scan**, measured above at the same dims), the gates' gradients.
+The gates' two passes are not timed: they are counted at the backend's copy
+bandwidth (**gate floor** = bench.GateTraffic / copy bandwidth), the least time any
+kernel moving their bytes can take, with no launch cost. So **chain** = scan + gate
+floor is a lower bound on the chain's time, and **speedup** = chain / fused a lower
+bound on what fusion saves. **bytes ratio** is the chain's bytes over mingru_scan's.
+`
+
+func fusionMarkdown(rows []fusionRow) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## mingru_scan against the unfused chain\n\n" + fusionLegend + "\n")
+	b.WriteString("| shape | dtype | backend | fused | scan | gate floor | chain | speedup | bytes ratio |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, f := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | >= %.2fx | %.2f |\n",
+			f.Shape, f.DType, f.Backend, dur(f.Fused), dur(f.Scan), dur(f.GateFloor), dur(f.Chain), f.Speedup, f.BytesRatio)
 	}
 	return b.String()
 }
