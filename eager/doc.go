@@ -11,9 +11,9 @@
 //
 // Most programs reach it through package dispatch (MINGRU_SCAN=eager forces
 // it; auto falls back to it). The generic kernels (LinearForward,
-// AffineForward, LogForward, GivensForward and their backwards) work on
-// slices of float32 or float64: the Backend runs them in float32, tests
-// run them in float64 as a reference.
+// AffineForward, LogForward, GivensForward, MingruForward and their
+// backwards) work on slices of float32 or float64: the Backend runs them
+// in float32, tests run them in float64 as a reference.
 //
 // Numerics. Every operation accumulates in float32; 16-bit inputs are
 // widened exactly and outputs rounded to the input's type at the store
