@@ -34,7 +34,18 @@ type benchFile struct {
 		BytesPerSec float64 `json:"bytes_per_s"`
 		Latency     float64 `json:"dispatch_latency_s"`
 	} `json:"ceilings"`
-	Rows []bench.Measurement `json:"rows"`
+	Rows   []bench.Measurement `json:"rows"`
+	Fusion []struct {
+		Backend    string  `json:"backend"`
+		Shape      string  `json:"shape"`
+		DType      string  `json:"dtype"`
+		Fused      float64 `json:"fused_s"`
+		Scan       float64 `json:"scan_s"`
+		GateFloor  float64 `json:"gate_floor_s"`
+		Chain      float64 `json:"chain_bound_s"`
+		Speedup    float64 `json:"speedup_bound"`
+		BytesRatio float64 `json:"bytes_ratio"`
+	} `json:"fusion"`
 }
 
 type parityFile struct {
@@ -208,6 +219,19 @@ func write(w io.Writer, dir string) error {
 	half := halfTable(bf.Rows)
 	if half != "" {
 		fmt.Fprintf(w, "\n## 16-bit inputs at the large shape, forward, against f32 on the same backend\n\n%s", half)
+	}
+
+	if len(bf.Fusion) > 0 {
+		fmt.Fprintf(w, "\n## The minGRU cell: mingru_scan against the unfused chain, forward+backward\n\n"+
+			"*fused*: mingru_scan; *scan*: parallel_scan_log at the same dims; *gate floor*: the bytes of the "+
+			"chain's two gate passes (computing the gates, then their gradients) at the copy bandwidth, not timed; "+
+			"*chain* = scan + gate floor, a lower bound on the chain's time, so *speedup* = chain / fused is a lower "+
+			"bound too; *bytes*: the chain's bytes over mingru_scan's (`scan_bench.md` says more).\n\n"+
+			"| shape | dtype | backend | fused | scan | gate floor | chain | speedup | bytes |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, f := range bf.Fusion {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | >= %.2fx | %.2fx |\n",
+				f.Shape, f.DType, f.Backend, dur(f.Fused), dur(f.Scan), dur(f.GateFloor), dur(f.Chain), f.Speedup, f.BytesRatio)
+		}
 	}
 
 	fmt.Fprintf(w, "\n## Memory: Givens backward, angle-fused against the generic path\n\n| backend | dims | kind | fused | generic | generic / fused |\n|---|---|---|---:|---:|---:|\n")
