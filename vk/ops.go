@@ -64,7 +64,7 @@ var runners = map[scans.Op][2]func(c *call, v []*Tensor) ([]scans.Tensor, error)
 	scans.OpMatrixAffineScan: {affineForward, affineBackward},
 	scans.OpParallelScanLog:  {logForward, logBackward},
 	scans.OpGivensScan:       {givensForward, givensBackward},
-	scans.OpMingruScan:       {mingruForward, mingruBackward},
+	scans.OpMingruScan:       {linearForward, mingruBackward},
 }
 
 // Run implements scans.Backend: it names any argument that is not one of
@@ -305,7 +305,8 @@ func (c *call) elementwise(dir scans.Direction) kernel {
 	return k
 }
 
-// linearForward runs linear_scan's forward on the call's tensors v.
+// linearForward runs linear_scan's forward on the call's tensors v, and
+// mingru_scan's, whose tensors bind alike: two (B,T,D) inputs, h0, h.
 func linearForward(c *call, v []*Tensor) ([]scans.Tensor, error) {
 	d := c.dims
 	out, err := c.output(d.B, d.T, d.N)
@@ -389,25 +390,6 @@ func logBackward(c *call, v []*Tensor) ([]scans.Tensor, error) {
 		return nil, err
 	}
 	return []scans.Tensor{oc, ov}, nil
-}
-
-// mingruForward runs mingru_scan's forward on the call's tensors v.
-func mingruForward(c *call, v []*Tensor) ([]scans.Tensor, error) {
-	d := c.dims
-	out, err := c.output(d.B, d.T, d.N)
-	if err != nil {
-		return nil, c.allocErr(err)
-	}
-	k := c.elementwise(scans.Forward)
-	td := d.T * d.N
-	k.binds[0], k.binds[1], k.binds[2], k.binds[3] = c.in(v[0], td), c.in(v[1], td), c.in(v[2], d.N), c.out(out, td)
-	if v[2] != nil {
-		k.flags = 1
-	}
-	if err := c.run(k); err != nil {
-		return nil, err
-	}
-	return []scans.Tensor{out}, nil
 }
 
 // mingruBackward runs mingru_scan's backward on the call's tensors v.
