@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -286,7 +287,7 @@ func TestBenchEndToEnd(t *testing.T) {
 func TestMemoryEndToEnd(t *testing.T) {
 	withBackends(t, eager.New(), newFake(false))
 	dir := t.TempDir()
-	code, _, _ := runCmd(t, "--memory", "--out", dir)
+	code, _, _ := runCmd(t, "--memory", "--quick", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -348,7 +349,8 @@ func (s softGPU) Status() scans.Status {
 func TestDefaultRunSkipsCPUDevices(t *testing.T) {
 	withBackends(t, eager.New(), softGPU{newFake(false)})
 	dir := t.TempDir()
-	code, stdout, stderr := runCmd(t, "--out", dir)
+	// The default mode on one op: which backends run does not depend on it.
+	code, stdout, stderr := runCmd(t, "--ops", "linear_scan", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -419,45 +421,57 @@ func TestDeviceFlags(t *testing.T) {
 }
 
 // TestFusion checks the fused-against-chain comparison on measured rows:
-// one pair per backend, shape and type where both ops ran, the chain
-// bounded below by the scan plus the gates' bytes at copy bandwidth.
+// one pair per backend, shape and type where both ops ran forward and
+// backward, the chain bounded below by the scan plus the gates' bytes at
+// copy bandwidth; rows without a partner, skipped or forward-only, pair
+// with nothing.
 func TestFusion(t *testing.T) {
-	withBackends(t, eager.New(), newFake(false))
-	dir := t.TempDir()
-	code, stdout, _ := runCmd(t, "--bench", "--quick", "--shapes", "lab", "--ops", "parallel_scan_log,mingru_scan", "--out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	var rep benchReport
-	readJSON(t, filepath.Join(dir, "scan_bench.json"), &rep)
-	if len(rep.Fusion) != 2 {
-		t.Fatalf("%d fusion rows, want one per backend: %+v", len(rep.Fusion), rep.Fusion)
-	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
 	d, _ := bench.NormalizeDims(scans.OpMingruScan, bench.Shapes[0].Dims(scans.OpMingruScan))
-	gate, _ := bench.GateTraffic(d, scans.F32)
-	for _, f := range rep.Fusion {
-		var fused, scan bench.Measurement
-		for _, m := range rep.Rows {
-			if m.Backend == f.Backend && m.Mode == bench.ModeBackward {
-				switch m.Op {
-				case scans.OpMingruScan:
-					fused = m
-				case scans.OpParallelScanLog:
-					scan = m
-				}
-			}
+	row := func(backend string, op scans.Op, mode bench.Mode, dt scans.DType) bench.Measurement {
+		bytes, err := bench.Traffic(op, d, dt, mode)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return bench.Measurement{Backend: backend, Shape: "lab", Op: op, Mode: mode, DType: dt.String(), Dims: d,
+			Median: 1e-6 * (1 + 100*rng.Float64()), Bytes: bytes, CopyGBps: 100 + 4000*rng.Float64()}
+	}
+	rep := benchReport{Rows: []bench.Measurement{
+		row("cuda", scans.OpParallelScanLog, bench.ModeForward, scans.F32),
+		row("cuda", scans.OpParallelScanLog, bench.ModeBackward, scans.F32),
+		row("cuda", scans.OpMingruScan, bench.ModeForward, scans.F32),
+		row("cuda", scans.OpMingruScan, bench.ModeBackward, scans.F32),
+		row("vulkan", scans.OpParallelScanLog, bench.ModeBackward, scans.BF16),
+		row("vulkan", scans.OpMingruScan, bench.ModeBackward, scans.BF16),
+		row("vulkan", scans.OpMingruScan, bench.ModeBackward, scans.F16), // no scan row
+		row("eager", scans.OpParallelScanLog, bench.ModeBackward, scans.F32),
+		row("eager", scans.OpMingruScan, bench.ModeBackward, scans.F32),
+	}}
+	rep.Rows[len(rep.Rows)-1].Skipped = "not run"
+	got := rep.fusion()
+	if len(got) != 2 || got[0].Backend != "cuda" || got[1].Backend != "vulkan" || got[1].DType != "bf16" {
+		t.Fatalf("fusion rows %+v, want cuda f32 and vulkan bf16", got)
+	}
+	for i, f := range got {
+		scan, fused := rep.Rows[1], rep.Rows[3]
+		if i == 1 {
+			scan, fused = rep.Rows[4], rep.Rows[5]
+		}
+		dt, _ := scans.ParseDType(f.DType)
+		gate, _ := bench.GateTraffic(d, dt)
 		floor := float64(gate) / (fused.CopyGBps * 1e9)
 		if f.Fused != fused.Median || f.Scan != scan.Median || f.GateBytes != gate ||
-			math.Abs(f.Chain-(scan.Median+floor)) > 1e-12 || math.Abs(f.Speedup-f.Chain/f.Fused) > 1e-9 {
+			math.Abs(f.Chain-(scan.Median+floor)) > 1e-15 || math.Abs(f.Speedup-f.Chain/f.Fused) > 1e-9 {
 			t.Errorf("%s: %+v, want fused %g, scan %g, gate bytes %d, floor %g", f.Backend, f, fused.Median, scan.Median, gate, floor)
 		}
 		if want := float64(scan.Bytes+gate) / float64(fused.Bytes); math.Abs(f.BytesRatio-want) > 1e-12 || f.BytesRatio < 2 {
 			t.Errorf("%s: bytes ratio %g, want %g (about 19/9)", f.Backend, f.BytesRatio, want)
 		}
 	}
-	md := checkMarkdown(t, filepath.Join(dir, "scan_bench.md"), "Scan benchmarks")
-	if !strings.Contains(md, "## mingru_scan against the unfused chain") || !strings.Contains(stdout, "against a chain of at least") {
-		t.Error("the markdown or stdout lacks the fusion comparison")
+	if md := rep.markdown(); !strings.Contains(md, "## mingru_scan against the unfused chain") || strings.Count(md, "| >= ") != 2 {
+		t.Error("the markdown lacks the fusion comparison")
+	}
+	if !strings.Contains(rep.table(), "against a chain of at least") {
+		t.Error("the summary lacks the fusion comparison")
 	}
 }
