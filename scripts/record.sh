@@ -37,6 +37,10 @@ case $dev in
 lavapipe)
   tmp=$(mktemp -d)
   go build -o "$tmp/scanbench" ./cmd/scanbench
+  # The commit, taken before the table's files go (their removal would
+  # read as a local change).
+  c=$(git rev-parse HEAD); git diff --quiet HEAD || c="$c+dirty"
+  export MINGRU_SCANS_COMMIT=$c
   rm -rf "$dir" && mkdir -p "$dir"
   printf '%s\n' "${cpu_cmds[@]}" >"$dir/COMMAND"
   for cmd in "${cpu_cmds[@]}"; do
