@@ -72,7 +72,8 @@ type device struct {
 	dsl           vk.DescriptorSetLayout
 	layout        vk.PipelineLayout
 	placeholder   *buffer
-	queueMu       sync.Mutex
+	queueMu       sync.Locker // held around every submission to queue
+	external      bool        // the instance and device are the caller's (NewFrom): not destroyed
 	pipeMu        sync.Mutex
 	pipes         map[pipeKey]vk.Pipeline
 	pipeLog       string // file receiving one line per pipeline built ("" for none)
@@ -150,7 +151,8 @@ func openDevice(cfg config) (_ *device, err error) {
 	if err := loadLoader(cfg.loader); err != nil {
 		return nil, err
 	}
-	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog, guard: cfg.guard}
+	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog, guard: cfg.guard,
+		queueMu: &sync.Mutex{}}
 	defer func() {
 		if err != nil {
 			d.destroy()
@@ -159,9 +161,25 @@ func openDevice(cfg config) (_ *device, err error) {
 	if err := d.createInstance(cfg.validation); err != nil {
 		return nil, err
 	}
-	if err := d.choose(cfg.device); err != nil {
+	pick, err := d.choose(cfg.device)
+	if err != nil {
 		return nil, err
 	}
+	d.describe(pick)
+	fam, _ := computeFamily(d.instance, d.phys)
+	d.useFamily(fam)
+	if cfg.noUnified {
+		d.unified = false
+	}
+	if err := d.createDevice(); err != nil {
+		return nil, err
+	}
+	return d, d.prepare(cfg)
+}
+
+// prepare makes what every kernel needs on an opened device, the
+// descriptor set and pipeline layouts first, and runs the probes.
+func (d *device) prepare(cfg config) (err error) {
 	if cfg.maxRange > 0 && cfg.maxRange < d.maxRange {
 		d.maxRange = cfg.maxRange
 	}
@@ -169,33 +187,29 @@ func openDevice(cfg config) (_ *device, err error) {
 	if cfg.stagingSize > 0 {
 		d.stagingSize = (cfg.stagingSize + 3) &^ 3
 	}
-	if cfg.noUnified {
-		d.unified = false
+	dsl, pl, r := shimCreateLayouts(d.instance, d.dev, maxBindings, pushBytes)
+	if err := check(r, "create descriptor set and pipeline layouts"); err != nil {
+		return err
 	}
-	if err := d.createDevice(); err != nil {
-		return nil, err
-	}
+	d.dsl, d.layout = dsl, pl
 	if d.placeholder, err = d.allocRaw(256, false); err != nil {
-		return nil, fmt.Errorf("vk: placeholder buffer: %w", err)
+		return fmt.Errorf("vk: placeholder buffer: %w", err)
 	}
 	if err := d.probeSubgroups(); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.softF16 {
 		d.narrowing = "integer rounding (software conversions asked for)"
-		return d, nil
+		return nil
 	}
 	exact, err := d.probeF16()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if exact {
 		d.hwF16 |= hwWiden
 	}
-	if err := d.chooseNarrowing(cfg.hwNarrow); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return d.chooseNarrowing(cfg.hwNarrow)
 }
 
 func (d *device) createInstance(validation bool) error {
@@ -275,10 +289,10 @@ func (d *device) candidates() ([]candidate, error) {
 // choose picks the physical device: want (an index into the enumeration,
 // or a case-insensitive substring of the name) when set, else discrete >
 // integrated > virtual > CPU, first enumerated on ties.
-func (d *device) choose(want string) error {
+func (d *device) choose(want string) (*candidate, error) {
 	cands, err := d.candidates()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var names []string
 	for _, c := range cands {
@@ -288,7 +302,7 @@ func (d *device) choose(want string) error {
 	if want != "" {
 		if idx, err := strconv.Atoi(want); err == nil {
 			if idx < 0 || idx >= len(cands) {
-				return fmt.Errorf("device %s is out of range (devices: %s)", want, strings.Join(names, "; "))
+				return nil, fmt.Errorf("device %s is out of range (devices: %s)", want, strings.Join(names, "; "))
 			}
 			pick = &cands[idx]
 		} else {
@@ -303,11 +317,11 @@ func (d *device) choose(want string) error {
 				}
 			}
 			if pick == nil {
-				return fmt.Errorf("device %q matches no device (devices: %s)", want, strings.Join(names, "; "))
+				return nil, fmt.Errorf("device %q matches no device (devices: %s)", want, strings.Join(names, "; "))
 			}
 		}
 		if _, ok := computeFamily(d.instance, pick.phys); !ok {
-			return fmt.Errorf("device %s has no compute queue", pick.name)
+			return nil, fmt.Errorf("device %s has no compute queue", pick.name)
 		}
 	} else {
 		for i := range cands {
@@ -319,9 +333,14 @@ func (d *device) choose(want string) error {
 			}
 		}
 		if pick == nil {
-			return fmt.Errorf("no Vulkan device with a compute queue (devices: %s)", strings.Join(names, "; "))
+			return nil, fmt.Errorf("no Vulkan device with a compute queue (devices: %s)", strings.Join(names, "; "))
 		}
 	}
+	return pick, nil
+}
+
+// describe records the chosen physical device and its limits.
+func (d *device) describe(pick *candidate) {
 	d.phys = pick.phys
 	d.name = pick.name
 	d.devType = pick.props.DeviceType
@@ -346,16 +365,6 @@ func (d *device) choose(want string) error {
 	}
 	d.subgroup = d.subgroupSize(pick.props.ApiVersion)
 	d.tsPeriod = float64(lim.TimestampPeriod)
-	fam, _ := computeFamily(d.instance, d.phys)
-	d.qfam = fam.index
-	if fam.tsBits > 0 {
-		d.hasTimestamps = true
-		if fam.tsBits >= 64 {
-			d.tsMask = math.MaxUint64
-		} else {
-			d.tsMask = 1<<fam.tsBits - 1
-		}
-	}
 	var mp vk.PhysicalDeviceMemoryProperties
 	vk.GetPhysicalDeviceMemoryProperties(d.phys, &mp)
 	mp.Deref()
@@ -371,7 +380,20 @@ func (d *device) choose(want string) error {
 			}
 		}
 	}
-	return nil
+}
+
+// useFamily records the queue family the device's queue is of.
+func (d *device) useFamily(fam family) {
+	d.qfam = fam.index
+	d.hasTimestamps = false
+	if fam.tsBits > 0 {
+		d.hasTimestamps = true
+		if fam.tsBits >= 64 {
+			d.tsMask = math.MaxUint64
+		} else {
+			d.tsMask = 1<<fam.tsBits - 1
+		}
+	}
 }
 
 type family struct {
@@ -406,11 +428,6 @@ func (d *device) createDevice() error {
 	var q vk.Queue
 	vk.GetDeviceQueue(dev, d.qfam, 0, &q)
 	d.queue = q
-	dsl, pl, r := shimCreateLayouts(d.instance, dev, maxBindings, pushBytes)
-	if err := check(r, "create descriptor set and pipeline layouts"); err != nil {
-		return err
-	}
-	d.dsl, d.layout = dsl, pl
 	return nil
 }
 
@@ -418,7 +435,15 @@ func (d *device) createDevice() error {
 // Close).
 func (d *device) destroy() {
 	if d.dev != nil {
-		vk.DeviceWaitIdle(d.dev)
+		if d.external {
+			// The caller may use the device's other queues: wait for
+			// this one only.
+			d.queueMu.Lock()
+			vk.QueueWaitIdle(d.queue)
+			d.queueMu.Unlock()
+		} else {
+			vk.DeviceWaitIdle(d.dev)
+		}
 		d.freeAll()
 		for _, c := range d.ctxAll {
 			vk.DestroyQueryPool(d.dev, c.qpool, nil)
@@ -448,9 +473,11 @@ func (d *device) destroy() {
 		if d.dsl != vk.NullDescriptorSetLayout {
 			vk.DestroyDescriptorSetLayout(d.dev, d.dsl, nil)
 		}
-		vk.DestroyDevice(d.dev, nil)
+		if !d.external {
+			vk.DestroyDevice(d.dev, nil)
+		}
 	}
-	if d.instance != nil {
+	if d.instance != nil && !d.external {
 		if d.hasDebug {
 			vk.DestroyDebugReportCallback(d.instance, d.debugCB, nil)
 		}
