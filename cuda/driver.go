@@ -46,6 +46,9 @@ static __typeof__(&cuEventDestroy) p_cuEventDestroy;
 static __typeof__(&cuDeviceTotalMem) p_cuDeviceTotalMem;
 static __typeof__(&cuMemGetAddressRange) p_cuMemGetAddressRange;
 static __typeof__(&cuPointerGetAttribute) p_cuPointerGetAttribute;
+static __typeof__(&cuStreamWaitEvent) p_cuStreamWaitEvent;
+static __typeof__(&cuStreamGetCtx) p_cuStreamGetCtx;
+static __typeof__(&cuMemsetD32Async) p_cuMemsetD32Async;
 
 // scans_open loads libcuda.so.1 and resolves every entry point. It
 // returns NULL on success, or a message (static or dlerror's).
@@ -95,6 +98,9 @@ static const char *scans_open(void) {
 	LOAD(p_cuDeviceTotalMem, "cuDeviceTotalMem_v2")
 	LOAD(p_cuMemGetAddressRange, "cuMemGetAddressRange_v2")
 	LOAD(p_cuPointerGetAttribute, "cuPointerGetAttribute")
+	LOAD(p_cuStreamWaitEvent, "cuStreamWaitEvent")
+	LOAD(p_cuStreamGetCtx, "cuStreamGetCtx")
+	LOAD(p_cuMemsetD32Async, "cuMemsetD32Async")
 #undef LOAD
 	scans_lib = lib;
 	return NULL;
@@ -132,7 +138,9 @@ static CUresult scans_ctx_open(CUcontext *ctx, CUdevice d) {
 }
 static CUresult scans_ctx_set_current(CUcontext ctx) { return p_cuCtxSetCurrent(ctx); }
 static CUresult scans_ctx_synchronize(void) { return p_cuCtxSynchronize(); }
-static CUresult scans_stream_create(CUstream *s) { return p_cuStreamCreate(s, CU_STREAM_DEFAULT); }
+static CUresult scans_stream_create(CUstream *s, unsigned int flags) { return p_cuStreamCreate(s, flags); }
+static CUresult scans_stream_wait(CUstream s, CUevent e) { return p_cuStreamWaitEvent(s, e, 0); }
+static CUresult scans_stream_ctx(CUstream s, CUcontext *ctx) { return p_cuStreamGetCtx(s, ctx); }
 static CUresult scans_stream_synchronize(CUstream s) { return p_cuStreamSynchronize(s); }
 static CUresult scans_stream_destroy(CUstream s) { return p_cuStreamDestroy(s); }
 static CUresult scans_module_load(CUmodule *m, const char *image, char *log, unsigned int logsize) {
@@ -157,6 +165,9 @@ static CUresult scans_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n) {
 	return p_cuMemcpyDtoDAsync(dst, src, n, (CUstream)0);
 }
 static CUresult scans_memset32(CUdeviceptr p, unsigned int v, size_t n) { return p_cuMemsetD32(p, v, n); }
+static CUresult scans_memset32_async(CUdeviceptr p, unsigned int v, size_t n, CUstream s) {
+	return p_cuMemsetD32Async(p, v, n, s);
+}
 static CUresult scans_memset16(CUdeviceptr p, unsigned short v, size_t n) { return p_cuMemsetD16(p, v, n); }
 
 // scans_launch launches f on stream s (0: the default stream) with its
@@ -171,7 +182,7 @@ static CUresult scans_launch(CUstream s, CUfunction f, unsigned int grid, unsign
 	                   CU_LAUNCH_PARAM_END};
 	return p_cuLaunchKernel(f, grid, 1, 1, bx, by, 1, shared, s, NULL, config);
 }
-static CUresult scans_event_create(CUevent *e) { return p_cuEventCreate(e, CU_EVENT_DEFAULT); }
+static CUresult scans_event_create(CUevent *e, unsigned int flags) { return p_cuEventCreate(e, flags); }
 static CUresult scans_event_record(CUevent e, CUstream s) { return p_cuEventRecord(e, s); }
 static CUresult scans_event_destroy(CUevent e) { return p_cuEventDestroy(e); }
 static CUresult scans_event_synchronize(CUevent e) { return p_cuEventSynchronize(e); }
@@ -291,8 +302,33 @@ func ctxSetCurrent(ctx C.CUcontext) error {
 // orders with the default stream (CU_STREAM_DEFAULT).
 func streamCreate() (C.CUstream, error) {
 	var s C.CUstream
-	err := check("cuStreamCreate", C.scans_stream_create(&s))
+	err := check("cuStreamCreate", C.scans_stream_create(&s, C.CU_STREAM_DEFAULT))
 	return s, err
+}
+
+// streamHandle is a CUstream, for tests, which cannot name C's types.
+type streamHandle = C.CUstream
+
+// streamCreateNonBlocking makes a stream that does not order with the
+// default stream (CU_STREAM_NON_BLOCKING), as other libraries' streams
+// often are (tests).
+func streamCreateNonBlocking() (C.CUstream, error) {
+	var s C.CUstream
+	err := check("cuStreamCreate", C.scans_stream_create(&s, C.CU_STREAM_NON_BLOCKING))
+	return s, err
+}
+
+// streamContext is the context s belongs to.
+func streamContext(s C.CUstream) (C.CUcontext, error) {
+	var ctx C.CUcontext
+	err := check("cuStreamGetCtx", C.scans_stream_ctx(s, &ctx))
+	return ctx, err
+}
+
+// streamWait makes the work enqueued on s after it wait for the work
+// recorded in e (nil s: the default stream).
+func streamWait(s C.CUstream, e C.CUevent) error {
+	return check("cuStreamWaitEvent", C.scans_stream_wait(s, e))
 }
 
 func streamSynchronize(s C.CUstream) error {
@@ -365,6 +401,11 @@ func memsetD32(p uint64, v uint32, n int64) error {
 	return check("cuMemsetD32", C.scans_memset32(C.CUdeviceptr(p), C.uint(v), C.size_t(n)))
 }
 
+// memsetD32Async fills n words at p with v on stream s (tests).
+func memsetD32Async(p uint64, v uint32, n int64, s C.CUstream) error {
+	return check("cuMemsetD32Async", C.scans_memset32_async(C.CUdeviceptr(p), C.uint(v), C.size_t(n), s))
+}
+
 func memsetD16(p uint64, v uint16, n int64) error {
 	return check("cuMemsetD16", C.scans_memset16(C.CUdeviceptr(p), C.uint16_t(v), C.size_t(n)))
 }
@@ -387,7 +428,15 @@ func launch(s C.CUstream, name string, f C.CUfunction, grid, bx, by, shared int,
 
 func eventCreate() (C.CUevent, error) {
 	var e C.CUevent
-	err := check("cuEventCreate", C.scans_event_create(&e))
+	err := check("cuEventCreate", C.scans_event_create(&e, C.CU_EVENT_DEFAULT))
+	return e, err
+}
+
+// eventCreateOrdering makes an event for ordering streams only, without
+// timing (CU_EVENT_DISABLE_TIMING), which makes it cheaper to record.
+func eventCreateOrdering() (C.CUevent, error) {
+	var e C.CUevent
+	err := check("cuEventCreate", C.scans_event_create(&e, C.CU_EVENT_DISABLE_TIMING))
 	return e, err
 }
 

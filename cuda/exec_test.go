@@ -4,9 +4,11 @@ package cuda
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/eager"
@@ -152,4 +154,98 @@ func abs32(x float32) float32 {
 		return -x
 	}
 	return x
+}
+
+// TestWrapOn wraps memory the test uses on a non-blocking stream of its
+// own, which does not order with the default stream: the input is
+// written on that stream behind a long queue of other work, and
+// overwritten with NaN on it right after the call. The result must be the
+// scan of the first values: the call waited for the stream's work before
+// it, and the stream's later work waited for the call.
+func TestWrapOn(t *testing.T) {
+	b := gpu(t)
+	const B, T, D = 4, 65, 33
+	n := int64(B * T * D)
+	const bigWords = 16 << 20 // 64 MiB the stream fills first, several times
+	var a, x, h, big uint64
+	s, err := func() (s streamHandle, err error) {
+		err = b.do(func() error {
+			for _, p := range []*uint64{&a, &x, &h} {
+				if *p, err = memAlloc(4 * n); err != nil {
+					return err
+				}
+			}
+			if big, err = memAlloc(4 * bigWords); err != nil {
+				return err
+			}
+			if err := memsetD32(a, 0x7fc00000, n); err != nil { // NaN until the stream writes it
+				return err
+			}
+			s, err = streamCreateNonBlocking()
+			return err
+		})
+		return s, err
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.do(func() error {
+		streamDestroy(s)
+		for _, p := range []uint64{a, x, h, big} {
+			memFree(p)
+		}
+		return nil
+	})
+	r := rand.New(rand.NewPCG(rand.Uint64(), 11))
+	xs, _ := scans.NewHost(scans.F32, B, T, D)
+	as, _ := scans.NewHost(scans.F32, B, T, D)
+	av := 0.5 + 0.4*float32(r.Float64())
+	for i := range xs.Len() {
+		xs.Set(i, float32(r.NormFloat64()))
+		as.Set(i, av)
+	}
+	if err := b.do(func() error {
+		if err := memcpyHtoD(x, hostData(xs), 4*n); err != nil {
+			return err
+		}
+		for range 8 {
+			if err := memsetD32Async(big, 0, bigWords, s); err != nil {
+				return err
+			}
+		}
+		return memsetD32Async(a, math.Float32bits(av), n, s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stream := uintptr(unsafe.Pointer(s))
+	wa, err := b.WrapOn(a, stream, scans.F32, B, T, D)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wa.Stream() != stream {
+		t.Errorf("Stream() = %#x, want %#x", wa.Stream(), stream)
+	}
+	wx, _ := b.Wrap(x, scans.F32, B, T, D)
+	wh, _ := b.WrapOn(h, stream, scans.F32, B, T, D)
+	if _, err := b.Run(&scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: []scans.Tensor{wa, wx, nil}, Out: []scans.Tensor{wh}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.do(func() error { return memsetD32Async(a, 0x7fc00000, n, s) }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Download(wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := eager.New().LinearScan(as, xs, nil)
+	for i, w := range want.(*scans.Host).Float32Data() {
+		if d := float64(got.At(i) - w); !(d <= 1e-5*(1+float64(abs32(w))) && d >= -1e-5*(1+float64(abs32(w)))) {
+			t.Fatalf("element %d: %v, want %v: the call did not order with the stream", i, got.At(i), w)
+		}
+	}
+	for _, w := range []*Tensor{wa, wx, wh} {
+		if err := b.Release(w); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -2,6 +2,11 @@
 
 package cuda
 
+/*
+#include <cuda.h>
+*/
+import "C"
+
 import (
 	"errors"
 	"fmt"
@@ -114,7 +119,7 @@ func (b *Backend) run(c *scans.Call, q *Queue) ([]scans.Tensor, error) {
 // what it allocated.
 func (b *Backend) call(p *plan, names []string, args, given []*Tensor, c *scans.Call, q *Queue) ([]scans.Tensor, error) {
 	var outs []*Tensor
-	err := b.do(func() error {
+	err := b.do(func() (err error) {
 		params := make([]uint64, 0, len(p.ins)+len(p.outs)+len(p.scalars))
 		for _, i := range p.ins {
 			var ptr uint64
@@ -170,6 +175,23 @@ func (b *Backend) call(p *plan, names []string, args, given []*Tensor, c *scans.
 		for _, s := range p.scalars {
 			params = append(params, uint64(s))
 		}
+		// The streams of wrapped tensors (WrapOn): the launch waits for
+		// their work so far, and their later work waits for the launch.
+		var stream C.CUstream
+		if q != nil {
+			stream = q.stream
+		}
+		others := orderStreams(stream, args, res)
+		if err := b.orderBefore(stream, others); err != nil {
+			return fail(err)
+		}
+		defer func() {
+			if err == nil {
+				if oerr := b.orderAfter(stream, others); oerr != nil {
+					err = fail(oerr)
+				}
+			}
+		}()
 		if q != nil {
 			if err := q.launch(p, f, params, args, res); err != nil {
 				return fail(fmt.Errorf("%s %s (%v, %v): %w", p.op, p.dir, p.dt, p.d, err))

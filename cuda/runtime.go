@@ -63,6 +63,9 @@ type Backend struct {
 	modules     map[string]C.CUmodule
 	funcs       map[string]C.CUfunction
 	start, stop C.CUevent
+	// orderEv orders the backend's streams with a caller's (WrapOn); nil
+	// until first needed.
+	orderEv C.CUevent
 
 	// busy is the length of queued timing's busy kernel (see timedOn).
 	busy time.Duration
@@ -423,6 +426,9 @@ func (b *Backend) Download(t scans.Tensor) (h *scans.Host, err error) {
 		if !d.live() {
 			return releasedError("download", "t", d)
 		}
+		if err := b.orderBefore(nil, orderStreams(nil, []*Tensor{d})); err != nil {
+			return err
+		}
 		out, err := scans.NewHost(d.dtype, d.shape...)
 		if err != nil {
 			return err
@@ -495,6 +501,10 @@ func (b *Backend) Close() error {
 			eventDestroy(q.stop)
 		}
 		b.queues = nil
+		if b.orderEv != nil {
+			eventDestroy(b.orderEv)
+			b.orderEv = nil
+		}
 		if b.flushBuf != 0 {
 			memFree(b.flushBuf)
 			b.flushBuf = 0

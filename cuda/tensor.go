@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"unsafe"
+
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/internal/angles"
 )
@@ -21,6 +23,9 @@ type Tensor struct {
 	freeLater bool
 	// external: the caller's memory (Wrap), which Release does not free.
 	external bool
+	// order: the caller's CUstream that calls using the tensor order
+	// with (WrapOn); nil for none.
+	order unsafe.Pointer
 	// angles: the class of its values, as the Givens kernels' choice
 	// needs it (Upload finds it in the data; a tensor an operation wrote
 	// may hold anything).

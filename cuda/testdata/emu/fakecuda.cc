@@ -187,6 +187,10 @@ CUresult cuMemsetD32(CUdeviceptr p, unsigned int v, size_t n) {
     return CUDA_SUCCESS;
 }
 
+CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream) {
+    return cuMemsetD32(p, v, n);
+}
+
 CUresult cuMemsetD16(CUdeviceptr p, unsigned short v, size_t n) {
     if (!inside(p, 2 * n)) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < n; i++) ((unsigned short*)p)[i] = v;
@@ -262,7 +266,7 @@ struct stream {
 };
 
 CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
-    if (flags != CU_STREAM_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
+    if (flags != CU_STREAM_DEFAULT && flags != CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
     *s = (CUstream) new stream{1};
     return CUDA_SUCCESS;
 }
@@ -275,6 +279,18 @@ CUresult cuStreamDestroy(CUstream s) {
     if (s == nullptr || ((stream*)s)->live != 1) return CUDA_ERROR_INVALID_VALUE;
     ((stream*)s)->live = 0;  // kept, so that a use after destroy is caught
     return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetCtx(CUstream s, CUcontext* ctx) {
+    if (s == nullptr || ((stream*)s)->live != 1) return CUDA_ERROR_INVALID_HANDLE;
+    return cuDevicePrimaryCtxRetain(ctx, 0);
+}
+
+// A wait on an event that was never recorded, or by a destroyed stream,
+// is an error.
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+    if (flags != 0 || e == nullptr || !((event*)e)->recorded) return CUDA_ERROR_INVALID_VALUE;
+    return s == nullptr || ((stream*)s)->live == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult cuEventSynchronize(CUevent e) {
