@@ -42,8 +42,9 @@
 // ordinal, default 0), NewOn on any ordinal, and Devices lists them. Every
 // backend works in its device's primary context, which other CUDA
 // libraries in the process share: Wrap makes a tensor of their device
-// memory without a copy, Tensor.Ptr gives a tensor's address, and Context
-// and Stream say where the backend's work runs.
+// memory without a copy (WrapOn also orders the backend's calls with
+// their stream), Tensor.Ptr gives a tensor's address, and Context and
+// Stream say where the backend's work runs.
 //
 // Execution. An operation enqueues its kernel on the default stream and
 // returns; Download (and LastKernelTime) waits for it. NewQueue gives a

@@ -39,7 +39,10 @@
 //
 // Devices lists the physical devices; NewOn makes a backend on any of
 // them, and several backends live in one process, each with its own
-// tensors. Calls wait for their work; a Queue (NewQueue) records calls
+// tensors. A program that already runs on Vulkan shares its device:
+// NewFrom builds a backend on the caller's instance, device and queue,
+// WrapBuffer makes a tensor of the caller's VkBuffer without a copy, and
+// Tensor.Buffer and Handles give the backend's objects back. Calls wait for their work; a Queue (NewQueue) records calls
 // into command buffers submitted without waiting, and Wait waits once.
 // Released device memory is pooled (CachedBytes, EmptyCache); Close frees
 // everything.
