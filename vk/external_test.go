@@ -200,3 +200,20 @@ type countingLock struct {
 
 func (l *countingLock) Lock()   { l.mu.Lock(); l.n++ }
 func (l *countingLock) Unlock() { l.mu.Unlock() }
+
+// NewFromTest returns a backend made by NewFrom on an instance and a
+// device of the test's own, destroyed when the test ends (for the
+// package's external tests).
+func NewFromTest(t *testing.T) *Backend {
+	c := newCallerDevice(t)
+	b, err := NewFrom(c.external())
+	if err != nil {
+		c.destroy()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.Close()
+		c.destroy()
+	})
+	return b
+}
