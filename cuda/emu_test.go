@@ -249,26 +249,53 @@ func emulated(t *testing.T, gpuTest string) *emuBackend {
 // boundaries) on the kernels in the host emulator, against eager; the full
 // matrix adds shapes, not paths, and runs on the GPU. The plans use an
 // H200's occupancy, so T = 1000 with few lanes takes the 32-chunk paths.
+//
+// With -short it runs the typical f32 rows at T = 65 only: the emulation
+// of every kernel takes minutes on a two-core machine, and the full tier
+// runs the rest.
 func TestKernelsEmulated(t *testing.T) {
-	conformancetest.TestBackend(t, emulated(t, "TestConformance"), true)
+	e := emulated(t, "TestConformance")
+	if !testing.Short() {
+		conformancetest.TestBackend(t, e, true)
+		return
+	}
+	var cases []conformance.Case
+	for _, c := range conformance.FilterCases(conformance.Cases(true), nil, []scans.DType{scans.F32}) {
+		if c.Dims.T == 65 && c.Regime == bench.Typical {
+			cases = append(cases, c)
+		}
+	}
+	conformancetest.TestCases(t, e, cases)
+}
+
+// fullTier skips the rest of the emulated tests with -short (see
+// TestKernelsEmulated).
+func fullTier(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the full tier runs it (go test without -short)")
+	}
 }
 
 // TestSpecialValuesEmulated runs conformancetest.TestSpecialValues on the kernels in
 // the host emulator: NaN, +Inf and -Inf in any input, through the chunked
 // paths (the H200's occupancy chunks T = 300 with few lanes).
 func TestSpecialValuesEmulated(t *testing.T) {
+	fullTier(t)
 	conformancetest.TestSpecialValues(t, emulated(t, "TestSpecialValues"))
 }
 
 // TestLogRangeEmulated runs conformancetest.TestLogRange on the kernels in the host
 // emulator: parallel_scan_log far outside the benchmark's inputs.
 func TestLogRangeEmulated(t *testing.T) {
+	fullTier(t)
 	conformancetest.TestLogRange(t, emulated(t, "TestLogRange"))
 }
 
 // TestHalfValuesEmulated runs conformancetest.TestHalfValues on the kernels in the
 // host emulator (the software conversions of common.cuh).
 func TestHalfValuesEmulated(t *testing.T) {
+	fullTier(t)
 	conformancetest.TestHalfValues(t, emulated(t, "TestHalfValues"))
 }
 
@@ -280,6 +307,7 @@ func TestHalfValuesEmulated(t *testing.T) {
 // forward runs a round again when one of its angles was beyond the fast
 // path.
 func TestGivensAnglesEmulated(t *testing.T) {
+	fullTier(t)
 	t.Run("chunked", func(t *testing.T) {
 		conformancetest.TestGivensAngles(t, emulated(t, "TestGivensAngles"), false)
 	})
@@ -303,6 +331,7 @@ var unchunkedOcc = occupancy{threads: 64, blocks: 132 * 32, sms: 132}
 // through the chunked kernels: the plans use a device so small that
 // givensChunks keeps one chunk.
 func TestGivensUnchunkedEmulated(t *testing.T) {
+	fullTier(t)
 	e := emulated(t, "TestConformance")
 	e.occ = unchunkedOcc
 	ref := eager.New()
@@ -402,6 +431,7 @@ func checkLinearPairs(t *testing.T, b scans.Backend) {
 // TestLinearPairsEmulated runs checkLinearPairs on the kernels in the
 // host emulator.
 func TestLinearPairsEmulated(t *testing.T) {
+	fullTier(t)
 	e := emulated(t, "TestLinearPairs")
 	e.occ = pairsOcc
 	checkLinearPairs(t, e)
@@ -410,6 +440,7 @@ func TestLinearPairsEmulated(t *testing.T) {
 // TestLogPairsEmulated runs checkLogPairs on the kernels in the host
 // emulator.
 func TestLogPairsEmulated(t *testing.T) {
+	fullTier(t)
 	e := emulated(t, "TestLogPairs")
 	e.occ = pairsOcc
 	checkLogPairs(t, e)

@@ -25,6 +25,7 @@ import (
 // ring and not a multiple of it included). The conformance matrix reaches this layout
 // only where the row layout does not fit or the lanes are few.
 func TestAffineColumnPaths(t *testing.T) {
+	fullTier(t)
 	b := testBackend(t)
 	b.poison = true // every output element must be written
 	ref := eager.New()

@@ -72,6 +72,9 @@ type Backend struct {
 	dev    *device
 	err    error // why the device could not be opened
 	poison bool  // fill outputs with NaN before every kernel (tests)
+	// shareDev: the device is another backend's, which closes it (tests
+	// share one device); Close leaves it open.
+	shareDev bool
 
 	lastNs atomic.Int64
 	lastOK atomic.Bool
@@ -314,7 +317,7 @@ func (b *Backend) Release(t scans.Tensor) (err error) {
 // scans.ErrClosed. Closing twice is a no-op.
 func (b *Backend) Close() error {
 	b.life.Close(func() {
-		if d, err := b.device(); err == nil {
+		if d, err := b.device(); err == nil && !b.shareDev {
 			d.destroy()
 		}
 	})

@@ -88,6 +88,7 @@ func TestGivensKernelChoice(t *testing.T) {
 // over long sequences (the matrix's few lanes always take chunks there),
 // with every output filled with NaN before each kernel runs.
 func TestGivensPaths(t *testing.T) {
+	fullTier(t)
 	b := testBackend(t)
 	b.poison = true // every output element must be written
 	ref := eager.New()

@@ -263,6 +263,7 @@ func TestNarrowProbeCanFail(t *testing.T) {
 // so that every f16 module runs, each pipeline specialized with that
 // narrowing.
 func TestForcedNarrowing(t *testing.T) {
+	fullTier(t)
 	roundingDevice(t) // skips without a device; checks the validation layer
 	b := New()
 	b.cfg.hwNarrow = true

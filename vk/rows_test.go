@@ -19,6 +19,7 @@ import (
 // lanes), in every element type, with lanes that do not fill the last
 // workgroup and T not a multiple of the ring.
 func TestRowLayouts(t *testing.T) {
+	fullTier(t)
 	b := testBackend(t)
 	dev, err := b.device()
 	if err != nil {

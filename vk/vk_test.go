@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mingru/scans/conformance/conformancetest"
@@ -24,16 +25,30 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// testBackend returns a backend for a test, or skips the test with the
-// reason when no Vulkan device is present. It registers a check that the
-// validation layer reported nothing while the test ran.
+// sharedDevice is the device the package's tests share, opened once:
+// each test's backend has a configuration of its own but the same
+// device, so that a pipeline is compiled once per process (on a CPU
+// device, compiling is most of a test's time).
+var sharedDevice struct {
+	once sync.Once
+	b    *Backend
+}
+
+// testBackend returns a backend for a test, on the shared device, or
+// skips the test with the reason when no Vulkan device is present. Its
+// Close leaves the device open; a test of Close itself uses New. It
+// registers a check that the validation layer reported nothing while the
+// test ran.
 func testBackend(t *testing.T) *Backend {
 	t.Helper()
-	b := New()
-	st := b.Status()
+	sharedDevice.once.Do(func() { sharedDevice.b = New() })
+	st := sharedDevice.b.Status()
 	if !st.Available {
 		t.Skipf("no Vulkan device: %s", st.Reason)
 	}
+	b := newBackend(sharedDevice.b.cfg)
+	b.dev, b.shareDev = sharedDevice.b.dev, true
+	b.once.Do(func() {})
 	validationMessages() // start clean
 	t.Cleanup(func() { failOnValidation(t) })
 	return b
@@ -59,6 +74,17 @@ func TestConformance(t *testing.T) {
 		t.Logf("validation layer enabled")
 	}
 	conformancetest.TestBackend(t, b, testing.Short())
+}
+
+// fullTier skips, with -short, a test of kernel paths or layouts that
+// the conformance matrix does not reach: on a CPU device each compiles
+// pipelines of its own, which takes minutes on two cores. The full tier
+// (go test without -short, the README's test command) runs them.
+func fullTier(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the full tier runs it (go test without -short)")
+	}
 }
 
 func shapeStr(s []int) string {

@@ -31,6 +31,13 @@ import (
 // with MINGRU_TEST_SEED set to it: see TestSeed).
 func TestBackend(t *testing.T, b scans.Backend, quick bool) {
 	t.Helper()
+	TestCases(t, b, conformance.Cases(quick))
+}
+
+// TestCases is TestBackend on the given cases (conformance.FilterCases
+// picks a part of the matrix).
+func TestCases(t *testing.T, b scans.Backend, cases []conformance.Case) {
+	t.Helper()
 	st := b.Status()
 	if !st.Available {
 		t.Skipf("conformance: %s not available: %s", b.Name(), st.Reason)
@@ -38,7 +45,6 @@ func TestBackend(t *testing.T, b scans.Backend, quick bool) {
 	ref := conformance.ReferenceFor(b)
 	seed := TestSeed()
 	t.Logf("conformance: %s vs %s, seed %d", st, ref.Name(), seed)
-	cases := conformance.Cases(quick)
 	// A row that -run leaves out is not called; it counts as not run.
 	run, passed := 0, 0
 	for _, c := range cases {
