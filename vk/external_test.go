@@ -12,7 +12,6 @@ import (
 	vk "github.com/vulkan-go/vulkan"
 
 	"github.com/mingru/scans"
-	"github.com/mingru/scans/conformance"
 )
 
 // callerDevice is an instance and a device that the test makes through
@@ -137,19 +136,7 @@ func TestNewFrom(t *testing.T) {
 	if h.Device != c.dev || h.Instance != c.inst || h.QueueFamily != c.fam {
 		t.Fatalf("Handles() = %+v, want the caller's objects", h)
 	}
-	w := &wrapping{Backend: b, h: h, bufs: map[*Tensor]*extBuffer{}}
-	ref := conformance.ReferenceFor(b)
-	into := conformance.IntoOutputs(w)
-	for _, cs := range conformance.ExecCases() {
-		if testing.Short() && cs.DType != scans.F32 {
-			continue
-		}
-		t.Run(cs.Name(), func(t *testing.T) {
-			if r := conformance.CheckCase(into, ref, cs, 1); !r.Pass {
-				t.Errorf("%s", r.Summary())
-			}
-		})
-	}
+	checkWrapped(t, b, h)
 	if lock.n == 0 {
 		t.Error("the backend submitted without taking External.QueueLock")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mingru/scans"
 	"github.com/mingru/scans/conformance"
+	"github.com/mingru/scans/conformance/conformancetest"
 )
 
 // extBuffer is a buffer the test makes through vulkan-go, in host-visible
@@ -113,6 +114,32 @@ func (w *wrapping) Release(t scans.Tensor) error {
 	return err
 }
 
+// checkWrapped runs the execution cases on b (f32 only with -short), on
+// tensors wrapped around the test's own buffers made on h.Device, at an
+// offset, outputs included (given as Out), and checks that every wrapped
+// tensor was released.
+func checkWrapped(t *testing.T, b *Backend, h Handles) {
+	t.Helper()
+	w := &wrapping{Backend: b, h: h, bufs: map[*Tensor]*extBuffer{}}
+	ref := conformance.ReferenceFor(b)
+	into := conformance.IntoOutputs(w)
+	seed := conformancetest.TestSeed()
+	t.Logf("seed %d", seed)
+	for _, c := range conformance.ExecCases() {
+		if testing.Short() && c.DType != scans.F32 {
+			continue
+		}
+		t.Run(c.Name(), func(t *testing.T) {
+			if r := conformance.CheckCase(into, ref, c, seed); !r.Pass {
+				t.Errorf("%s (seed %d)", r.Summary(), r.Seed)
+			}
+		})
+	}
+	if len(w.bufs) != 0 {
+		t.Errorf("%d wrapped tensors were not released", len(w.bufs))
+	}
+}
+
 // TestWrapBuffer runs the execution cases on tensors wrapped around the
 // test's own buffers, at an offset, outputs included (given as Out), and
 // checks the bad inputs WrapBuffer names.
@@ -123,22 +150,7 @@ func TestWrapBuffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &wrapping{Backend: b, h: h, bufs: map[*Tensor]*extBuffer{}}
-	ref := conformance.ReferenceFor(b)
-	into := conformance.IntoOutputs(w)
-	for _, c := range conformance.ExecCases() {
-		if testing.Short() && c.DType != scans.F32 {
-			continue
-		}
-		t.Run(c.Name(), func(t *testing.T) {
-			if r := conformance.CheckCase(into, ref, c, 1); !r.Pass {
-				t.Errorf("%s", r.Summary())
-			}
-		})
-	}
-	if len(w.bufs) != 0 {
-		t.Errorf("%d wrapped tensors were not released", len(w.bufs))
-	}
+	checkWrapped(t, b, h)
 
 	e, err := newExtBuffer(h, 4096)
 	if err != nil {
