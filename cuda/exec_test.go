@@ -121,17 +121,8 @@ func TestWrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := eager.New().LinearScan(a, x, nil)
-	for i, w := range want.(*scans.Host).Float32Data() {
-		if d := float64(got.At(i) - w); !(d <= 1e-5*(1+float64(abs32(w))) && d >= -1e-5*(1+float64(abs32(w)))) {
-			t.Fatalf("element %d: %v, want %v", i, got.At(i), w)
-		}
-	}
-	for _, w := range []*Tensor{wa, wx, wh} {
-		if err := b.Release(w); err != nil {
-			t.Fatal(err)
-		}
-	}
+	checkLinear(t, got, a, x, "")
+	releaseAll(t, b, wa, wx, wh)
 	for _, tc := range []struct {
 		what  string
 		p     uint64
@@ -145,6 +136,28 @@ func TestWrap(t *testing.T) {
 		var ae *scans.ArgError
 		if !errors.As(err, &ae) || ae.Arg != "ptr" {
 			t.Errorf("Wrap of %s: %v, want an ArgError naming ptr", tc.what, err)
+		}
+	}
+}
+
+// checkLinear checks got against eager's linear_scan of a and x (no h0),
+// element by element; why ends the failure's message.
+func checkLinear(t *testing.T, got, a, x *scans.Host, why string) {
+	t.Helper()
+	want, _ := eager.New().LinearScan(a, x, nil)
+	for i, w := range want.(*scans.Host).Float32Data() {
+		if d := float64(got.At(i) - w); !(d <= 1e-5*(1+float64(abs32(w))) && d >= -1e-5*(1+float64(abs32(w)))) {
+			t.Fatalf("element %d: %v, want %v%s", i, got.At(i), w, why)
+		}
+	}
+}
+
+// releaseAll releases the tensors.
+func releaseAll(t *testing.T, b *Backend, ts ...*Tensor) {
+	t.Helper()
+	for _, w := range ts {
+		if err := b.Release(w); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -237,15 +250,6 @@ func TestWrapOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := eager.New().LinearScan(as, xs, nil)
-	for i, w := range want.(*scans.Host).Float32Data() {
-		if d := float64(got.At(i) - w); !(d <= 1e-5*(1+float64(abs32(w))) && d >= -1e-5*(1+float64(abs32(w)))) {
-			t.Fatalf("element %d: %v, want %v: the call did not order with the stream", i, got.At(i), w)
-		}
-	}
-	for _, w := range []*Tensor{wa, wx, wh} {
-		if err := b.Release(w); err != nil {
-			t.Fatal(err)
-		}
-	}
+	checkLinear(t, got, as, xs, ": the call did not order with the stream")
+	releaseAll(t, b, wa, wx, wh)
 }

@@ -109,10 +109,13 @@ func orderStreams(s C.CUstream, sets ...[]*Tensor) []C.CUstream {
 // orderBefore makes the work enqueued next on s wait for the work
 // enqueued so far on each of streams. It runs under do.
 func (b *Backend) orderBefore(s C.CUstream, streams []C.CUstream) error {
+	if len(streams) == 0 {
+		return nil
+	}
+	if err := b.orderEvent(); err != nil {
+		return err
+	}
 	for _, o := range streams {
-		if err := b.orderEvent(); err != nil {
-			return err
-		}
 		if err := eventRecord(b.orderEv, o); err != nil {
 			return err
 		}

@@ -151,8 +151,7 @@ func openDevice(cfg config) (_ *device, err error) {
 	if err := loadLoader(cfg.loader); err != nil {
 		return nil, err
 	}
-	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog, guard: cfg.guard,
-		queueMu: &sync.Mutex{}}
+	d := newDevice(cfg, &sync.Mutex{})
 	defer func() {
 		if err != nil {
 			d.destroy()
@@ -175,6 +174,13 @@ func openDevice(cfg config) (_ *device, err error) {
 		return nil, err
 	}
 	return d, d.prepare(cfg)
+}
+
+// newDevice is a device not yet opened, with the settings of cfg and the
+// lock held around submissions.
+func newDevice(cfg config, queueLock sync.Locker) *device {
+	return &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog, guard: cfg.guard,
+		queueMu: queueLock}
 }
 
 // prepare makes what every kernel needs on an opened device, the

@@ -88,8 +88,8 @@ func openExternal(cfg config, ext External) (_ *device, err error) {
 	if lock == nil {
 		lock = &sync.Mutex{}
 	}
-	d := &device{pipes: map[pipeKey]vk.Pipeline{}, modules: map[string]vk.ShaderModule{}, pipeLog: cfg.pipeLog, guard: cfg.guard,
-		queueMu: lock, external: true, instance: ext.Instance, api: ext.APIVersion}
+	d := newDevice(cfg, lock)
+	d.external, d.instance, d.api = true, ext.Instance, ext.APIVersion
 	if d.api == 0 {
 		d.api = vk.MakeVersion(1, 0, 0)
 	}
