@@ -60,8 +60,8 @@
 // launch waits behind a short busy kernel so that the events time the
 // device's work alone.
 //
-// Without a GPU, TestKernelsEmulated compiles the kernels as C++ (one OS
-// thread per CUDA thread) and runs the conformance matrix against eager;
+// Without a GPU, TestKernelsEmulated compiles the kernels as C++ (a fiber
+// per CUDA thread) and runs the conformance matrix against eager;
 // with the cuda tag, TestFakeDriver reruns the GPU tests through a
 // stand-in libcuda.so.1. They check index math, chunking, barriers and
 // host code, not the GPU's arithmetic. The kernels' layouts and the

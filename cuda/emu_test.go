@@ -20,8 +20,8 @@ import (
 )
 
 // The kernels run on the host: testdata/emu/emu.cc compiles kernels/*.cu
-// as C++ (one OS thread per CUDA thread, std::barrier for __syncthreads)
-// and runs one launch per process. emuBackend drives it with the same
+// as C++ (a fiber per CUDA thread, each run to its next __syncthreads in
+// turn, in alternating order; see emu.h) and runs one launch per process. emuBackend drives it with the same
 // plans as the GPU backend (planFor), so the conformance matrix checks the
 // kernels' index math, chunking, barriers, every output element being
 // written (outputs start as NaN) and the host-side launch plans, on any

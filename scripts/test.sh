@@ -33,9 +33,8 @@ go test -count=1 -timeout 10m ./examples/...
 
 step "go test (Vulkan on the machine's device, validation layer on; CUDA skips without a GPU)"
 log=$(mktemp)
-# The CUDA kernels' host emulation (untagged) runs after the Vulkan tests:
-# side by side, its thousands of threads and lavapipe's slowed both
-# several times over (the Vulkan tests took 1350 s beside it, 290 s alone).
+# The CUDA kernels' host emulation (untagged) runs after the Vulkan tests,
+# so that each has the machine's cores to itself.
 if ! go test -count=1 -timeout 45m -v ./vk/... ./shaders/... >"$log" 2>&1; then
   grep -E -- '--- FAIL|^FAIL|panic|validation' "$log" | head -200
   tail -50 "$log"
