@@ -72,6 +72,8 @@ type device struct {
 	dsl           vk.DescriptorSetLayout
 	layout        vk.PipelineLayout
 	placeholder   *buffer
+	holes         int         // placeholder bindings a command buffer may hold between two barriers
+	holeBytes     int64       // bytes of the placeholder each takes
 	queueMu       sync.Locker // held around every submission to queue
 	external      bool        // the instance and device are the caller's (NewFrom): not destroyed
 	pipeMu        sync.Mutex
@@ -92,6 +94,10 @@ type device struct {
 	closed        bool                 // set by close: free releases to the driver
 
 	lastDispatches atomic.Int64 // dispatches recorded by the last run (tests)
+	lastBarriers   atomic.Int64 // barriers between dispatches in the last recording (tests)
+	// skipBarriers leaves out the barriers between dispatches, so that a
+	// test sees the validation layer report the hazards (tests).
+	skipBarriers bool
 
 	// hwF16: the bits of specHWF16 that every f16 kernel is specialized
 	// with. hwWiden: unpackHalf2x16 widened every f16 value exactly in the
@@ -198,7 +204,12 @@ func (d *device) prepare(cfg config) (err error) {
 		return err
 	}
 	d.dsl, d.layout = dsl, pl
-	if d.placeholder, err = d.allocRaw(256, false); err != nil {
+	// The placeholder holds holes of holeBytes (at least 64 bytes, on
+	// the offset alignment), one for each absent operand bound since a
+	// command buffer's last barrier (record).
+	d.holeBytes = (max(64, d.align) + d.align - 1) / d.align * d.align
+	d.holes = 128
+	if d.placeholder, err = d.allocRaw(int64(d.holes)*d.holeBytes, false); err != nil {
 		return fmt.Errorf("vk: placeholder buffer: %w", err)
 	}
 	if err := d.probeSubgroups(); err != nil {

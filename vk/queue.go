@@ -13,10 +13,11 @@ import (
 // Queue is a queue of operations on one Vulkan backend (scans.Queue). Run
 // checks a call, takes its outputs from the pool (or the call's Out) and
 // plans its dispatches, and returns. Every queueChunk operations are
-// recorded into one command buffer, in order, with a barrier between
-// consecutive dispatches, and submitted without waiting, so that the
-// device starts while the host enqueues the rest; Wait submits what is
-// left and waits for the fences. A Download of a tensor that enqueued
+// recorded into one command buffer, in order, with a barrier before a
+// dispatch that shares bytes of a buffer with one since the last barrier
+// (independent operations run side by side), and submitted without
+// waiting, so that the device starts while the host enqueues the rest;
+// Wait submits what is left and waits for the fences. A Download of a tensor that enqueued
 // work writes waits for the queue's work first. Make one with
 // Backend.NewQueue.
 type Queue struct {

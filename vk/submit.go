@@ -24,6 +24,10 @@ type execCtx struct {
 	qpool  vk.QueryPool
 	qcap   uint32
 	hasQry bool
+	// record's scratch: a barrier before each dispatch, and the
+	// bindings since the last barrier.
+	bars    []bool
+	pending []bufferBinding
 }
 
 const (
@@ -370,8 +374,8 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 	return d.execute([]*batchOp{op})
 }
 
-// execute records the operations into one command buffer, in order, with
-// a barrier before every dispatch but the first, submits it once and
+// execute records the operations into one command buffer, in order (see
+// record for the barriers between them), submits it once and
 // waits for its fence. It returns the time between timestamps written
 // before the first dispatch and after the last.
 func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
@@ -402,10 +406,13 @@ func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
 }
 
 // record records the operations into c's command buffer, in order, with
-// a barrier before every dispatch but the first (and before the first
-// too when lead is set: the work continues an earlier submission's), and
-// timestamps before the first dispatch and after the last. It returns the
-// number of dispatches. The buffer is ended, ready to submit.
+// timestamps before the first dispatch and after the last, and a barrier
+// before every dispatch that shares bytes of a buffer with one recorded
+// since the last barrier (and one before the first dispatch when lead is
+// set: the work continues an earlier submission's). Every binding counts
+// as written, so the rule needs nothing from the kernels, and
+// independent operations run side by side. It returns the number of
+// dispatches. The buffer is ended, ready to submit.
 func (d *device) record(c *execCtx, ops []*batchOp, lead bool) (int, error) {
 	n := 0
 	for _, op := range ops {
@@ -420,6 +427,7 @@ func (d *device) record(c *execCtx, ops []*batchOp, lead bool) (int, error) {
 			infos = append(infos, op.recs[i].infos[:]...)
 		}
 	}
+	bars := d.barriersFor(c, ops, infos)
 	sets, r := shimWriteSets(d.instance, d.dev, c.dpool, d.dsl, maxBindings, infos)
 	if err := check(r, "allocate descriptor sets"); err != nil {
 		return 0, err
@@ -439,10 +447,10 @@ func (d *device) record(c *execCtx, ops []*batchOp, lead bool) (int, error) {
 			vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit)
 	}
 	push := new([4 + maxBindings]uint32)
-	set, recorded := 0, 0
+	set, barriers := 0, 0
 	for oi, op := range ops {
 		if len(op.fills) > 0 {
-			if recorded > 0 {
+			if set > 0 {
 				d.barrier(cmd, vk.AccessShaderReadBit|vk.AccessShaderWriteBit, vk.AccessTransferWriteBit,
 					vk.PipelineStageComputeShaderBit, vk.PipelineStageTransferBit)
 			}
@@ -457,9 +465,10 @@ func (d *device) record(c *execCtx, ops []*batchOp, lead bool) (int, error) {
 		}
 		for i := range op.recs {
 			r := &op.recs[i]
-			if recorded > 0 {
+			if bars[set] && set > 0 && !d.skipBarriers {
 				d.barrier(cmd, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit,
 					vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit)
+				barriers++
 			}
 			vk.CmdBindPipeline(cmd, vk.PipelineBindPointCompute, r.pipe)
 			vk.CmdBindDescriptorSets(cmd, vk.PipelineBindPointCompute, d.layout, 0, 1, []vk.DescriptorSet{sets[set]}, 0, nil)
@@ -467,13 +476,61 @@ func (d *device) record(c *execCtx, ops []*batchOp, lead bool) (int, error) {
 			vk.CmdPushConstants(cmd, d.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, pushBytes, unsafe.Pointer(&push[0]))
 			vk.CmdDispatch(cmd, r.gx, r.gy, 1)
 			set++
-			recorded++
 		}
 	}
 	if c.hasQry {
 		vk.CmdWriteTimestamp(cmd, vk.PipelineStageBottomOfPipeBit, c.qpool, 1)
 	}
+	d.lastBarriers.Store(int64(barriers))
 	return n, nil
+}
+
+// barriersFor says, for each dispatch of ops (whose bindings are infos,
+// maxBindings each), whether a barrier goes before it: whether it shares
+// bytes of a buffer with a dispatch since the last barrier (or poison
+// fill). The placeholder bound for absent operands is read and written
+// by no kernel, but a layer validating synchronization cannot know that:
+// each placeholder binding since the last barrier gets bytes of its own
+// (d.holes), and a barrier goes where they run out.
+func (d *device) barriersFor(c *execCtx, ops []*batchOp, infos []bufferBinding) []bool {
+	bars, pending := c.bars[:0], c.pending[:0]
+	hole, k := 0, 0
+	for _, op := range ops {
+		if len(op.fills) > 0 {
+			pending, hole = pending[:0], 0
+		}
+		for range op.recs {
+			ri := infos[k*maxBindings : (k+1)*maxBindings]
+			k++
+			holes, shared := 0, false
+			for _, a := range ri {
+				if a.buf == d.placeholder.buf {
+					holes++
+					continue
+				}
+				for _, p := range pending {
+					if a.buf == p.buf && a.offset < p.offset+p.rng && p.offset < a.offset+a.rng {
+						shared = true
+					}
+				}
+			}
+			bar := shared || hole+holes > d.holes
+			if bar {
+				pending, hole = pending[:0], 0
+			}
+			for j := range ri {
+				if ri[j].buf == d.placeholder.buf {
+					ri[j].offset, ri[j].rng = uint64(int64(hole)*d.holeBytes), uint64(d.holeBytes)
+					hole++
+				} else {
+					pending = append(pending, ri[j])
+				}
+			}
+			bars = append(bars, bar)
+		}
+	}
+	c.bars, c.pending = bars, pending[:0]
+	return bars
 }
 
 // checkOpGuards checks the guards of every operation's buffers (guards
