@@ -26,7 +26,8 @@
 # times each, with AB_ARGS: changes timed against each other in one call;
 # go run ./experiments/abcompare on its results prints the comparison). VK_SHORT=1 trims the Vulkan matrix of the
 # conformance mode; STEP_TIMEOUT (seconds) limits each step. gorgonia runs
-# the gorgonia.org/cu adapter's example (build-gpu-bins.sh GORGONIA=1).
+# the gorgonia.org/cu adapter's example (build-gpu-bins.sh GORGONIA=1);
+# step the training-step benchmark alone (STEP_ARGS adds arguments).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 # Results are written under $OUT as they come (so a call cut short keeps
@@ -235,6 +236,13 @@ for m in $modes; do
     done <"$RES/record/COMMAND"
     grep -E '^check|^memory|^wrote' "$RES/record/run.log"
     tail -2 "$RES/record/run.log"
+    ;;
+  step)
+    # The training-step benchmark alone (scan_step.md), with STEP_ARGS.
+    echo "== scanbench --step"
+    mkdir -p "$RES/step"
+    to .build/scanbench --step ${STEP_ARGS:-} --out "$RES/step" >"$RES/step/scanbench.log" 2>&1 || rc=1
+    grep -E '^\| (cuda|vulkan|eager) ' "$RES/step/scan_step.md" || tail -5 "$RES/step/scanbench.log"
     ;;
   memory)
     echo "== scanbench --memory"
