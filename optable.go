@@ -26,38 +26,53 @@ type OpSpec struct {
 	Envelope string
 
 	check func(args []Tensor, bwd bool) (Dims, error)
+	// What the methods below return, per direction (0 forward, 1
+	// backward), worked out once: a call checks its arguments by them.
+	args, results [2][]ArgSpec
+	names, outs   [2][]string
 }
 
 // Args lists the arguments of a call in dir: the inputs, then for the
-// backward the output and its gradient.
-func (s *OpSpec) Args(dir Direction) []ArgSpec {
-	a := append([]ArgSpec(nil), s.Inputs...)
-	if dir == Backward {
-		a = append(a, s.Output, ArgSpec{Name: "d" + s.Output.Name, Dims: s.Output.Dims})
-	}
-	return a
-}
+// backward the output and its gradient. The slice is the table's own:
+// read it, do not change it.
+func (s *OpSpec) Args(dir Direction) []ArgSpec { return s.args[dirIndex(dir)] }
 
-// ArgNames lists the names of Args(dir).
-func (s *OpSpec) ArgNames(dir Direction) []string {
-	var n []string
-	for _, a := range s.Args(dir) {
-		n = append(n, a.Name)
-	}
-	return n
-}
+// ArgNames lists the names of Args(dir) (the table's own slice).
+func (s *OpSpec) ArgNames(dir Direction) []string { return s.names[dirIndex(dir)] }
 
 // Results lists what a call in dir returns: the output, or one gradient
-// per input.
-func (s *OpSpec) Results(dir Direction) []ArgSpec {
-	if dir == Forward {
-		return []ArgSpec{s.Output}
+// per input (the table's own slice).
+func (s *OpSpec) Results(dir Direction) []ArgSpec { return s.results[dirIndex(dir)] }
+
+func dirIndex(dir Direction) int {
+	if dir == Backward {
+		return 1
 	}
-	g := make([]ArgSpec, len(s.Inputs))
-	for i, in := range s.Inputs {
-		g[i] = ArgSpec{Name: "d" + in.Name, Dims: in.Dims, Optional: in.Optional}
+	return 0
+}
+
+// derive fills the per-direction lists of Args, ArgNames and Results, and
+// the names errors give the results ("output h").
+func (s *OpSpec) derive() {
+	for i, dir := range []Direction{Forward, Backward} {
+		a := append([]ArgSpec(nil), s.Inputs...)
+		r := []ArgSpec{s.Output}
+		if dir == Backward {
+			a = append(a, s.Output, ArgSpec{Name: "d" + s.Output.Name, Dims: s.Output.Dims})
+			r = make([]ArgSpec, len(s.Inputs))
+			for j, in := range s.Inputs {
+				r[j] = ArgSpec{Name: "d" + in.Name, Dims: in.Dims, Optional: in.Optional}
+			}
+		}
+		s.args[i], s.results[i] = a[:len(a):len(a)], r[:len(r):len(r)]
+		for _, x := range a {
+			s.names[i] = append(s.names[i], x.Name)
+		}
+		for _, x := range r {
+			s.outs[i] = append(s.outs[i], "output "+x.Name)
+		}
+		s.names[i] = s.names[i][:len(a):len(a)]
 	}
-	return g
 }
 
 // InitArg is the index of the optional initial state among the inputs, or
@@ -82,7 +97,9 @@ func specArgs(list string) []ArgSpec {
 }
 
 func newSpec(op Op, inputs, output, envelope string, check func([]Tensor, bool) (Dims, error)) *OpSpec {
-	return &OpSpec{Op: op, Inputs: specArgs(inputs), Output: specArgs(output)[0], Envelope: envelope, check: check}
+	s := &OpSpec{Op: op, Inputs: specArgs(inputs), Output: specArgs(output)[0], Envelope: envelope, check: check}
+	s.derive()
+	return s
 }
 
 // specs is the op table: adding an operation starts with its row here.
@@ -237,8 +254,8 @@ func (c *Call) ResultShapes() [][]int {
 // OutName is how errors name result i of the call: "output h", "output da".
 func (c *Call) OutName(i int) string {
 	if s := c.Spec(); s != nil {
-		if r := s.Results(c.Dir); i < len(r) {
-			return "output " + r[i].Name
+		if r := s.outs[dirIndex(c.Dir)]; i >= 0 && i < len(r) {
+			return r[i]
 		}
 	}
 	return fmt.Sprintf("output %d", i)
