@@ -423,7 +423,10 @@ func launch(s C.CUstream, name string, f C.CUfunction, grid, bx, by, shared int,
 	if len(buf) > 0 {
 		ptr = unsafe.Pointer(&buf[0])
 	}
-	return check("cuLaunchKernel "+name, C.scans_launch(s, f, C.uint(grid), C.uint(bx), C.uint(by), C.uint(shared), ptr, C.size_t(len(buf))))
+	if r := C.scans_launch(s, f, C.uint(grid), C.uint(bx), C.uint(by), C.uint(shared), ptr, C.size_t(len(buf))); r != C.CUDA_SUCCESS {
+		return check("cuLaunchKernel "+name, r)
+	}
+	return nil
 }
 
 func eventCreate() (C.CUevent, error) {

@@ -136,7 +136,7 @@ func (b *Backend) call(p *plan, names []string, args, given []*Tensor, c *scans.
 				return releasedError(p.op, c.OutName(i), t)
 			}
 		}
-		f, err := b.function(p.module(), p.kernel())
+		f, name, err := b.planFunction(p)
 		if err != nil {
 			return &scans.KernelError{Backend: backendName, Op: p.op, Err: err}
 		}
@@ -193,13 +193,13 @@ func (b *Backend) call(p *plan, names []string, args, given []*Tensor, c *scans.
 			}
 		}()
 		if q != nil {
-			if err := q.launch(p, f, params, args, res); err != nil {
+			if err := q.launch(p, f, name, params, args, res); err != nil {
 				return fail(fmt.Errorf("%s %s (%v, %v): %w", p.op, p.dir, p.dt, p.d, err))
 			}
 			outs = res
 			return nil
 		}
-		run := func() error { return launch(nil, p.kernel(), f, p.grid, p.bx, p.by, p.shared, params) }
+		run := func() error { return launch(nil, name, f, p.grid, p.bx, p.by, p.shared, params) }
 		if !b.queued.Load() {
 			// Enqueued on the default stream between two events; the
 			// call returns without waiting (see Backend).

@@ -31,8 +31,15 @@ type Queue struct {
 	start, stop C.CUevent
 	// Since the last Wait (guarded by b.devMu): the operations launched
 	// and every tensor they use (counted in its uses).
-	names []string
-	used  []*Tensor
+	ops  []queuedOp
+	used []*Tensor
+}
+
+// queuedOp is an operation a queue launched, named in a failed Wait's
+// error.
+type queuedOp struct {
+	op  scans.Op
+	dir scans.Direction
 }
 
 var _ scans.Queue = (*Queue)(nil)
@@ -72,16 +79,16 @@ func (q *Queue) Run(c *scans.Call) ([]scans.Tensor, error) {
 
 // launch launches a planned kernel on the queue's stream and counts the
 // tensors it uses. It runs under do.
-func (q *Queue) launch(p *plan, f C.CUfunction, params []uint64, args, outs []*Tensor) error {
-	if len(q.names) == 0 {
+func (q *Queue) launch(p *plan, f C.CUfunction, name string, params []uint64, args, outs []*Tensor) error {
+	if len(q.ops) == 0 {
 		if err := eventRecord(q.start, q.stream); err != nil {
 			return err
 		}
 	}
-	if err := launch(q.stream, p.kernel(), f, p.grid, p.bx, p.by, p.shared, params); err != nil {
+	if err := launch(q.stream, name, f, p.grid, p.bx, p.by, p.shared, params); err != nil {
 		return err
 	}
-	q.names = append(q.names, fmt.Sprintf("%s %s", p.op, p.dir))
+	q.ops = append(q.ops, queuedOp{p.op, p.dir})
 	for _, ts := range [][]*Tensor{args, outs} {
 		for _, t := range ts {
 			if t != nil {
@@ -100,10 +107,10 @@ func (q *Queue) Wait() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	b := q.b
-	var names []string
+	var ops []queuedOp
 	err := b.do(func() error {
-		names = q.names
-		if len(names) == 0 {
+		ops = q.ops
+		if len(ops) == 0 {
 			return nil
 		}
 		rerr := eventRecord(q.stop, q.stream)
@@ -118,7 +125,8 @@ func (q *Queue) Wait() error {
 				}
 			}
 		}
-		q.names, q.used = nil, nil
+		clear(q.used)
+		q.ops, q.used = q.ops[:0], q.used[:0]
 		if serr != nil {
 			return serr
 		}
@@ -135,8 +143,12 @@ func (q *Queue) Wait() error {
 		return nil
 	})
 	if err != nil {
-		if len(names) == 0 {
-			names = []string{"wait"}
+		names := []string{"wait"}
+		if len(ops) > 0 {
+			names = names[:0]
+			for _, o := range ops {
+				names = append(names, fmt.Sprintf("%s %s", o.op, o.dir))
+			}
 		}
 		return &scans.QueueError{Backend: backendName, Ops: names, Err: err}
 	}

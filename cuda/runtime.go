@@ -62,6 +62,7 @@ type Backend struct {
 	live        map[uint64]int64   // allocations in use: address to class
 	modules     map[string]C.CUmodule
 	funcs       map[string]C.CUfunction
+	planFuncs   map[planFunc]loadedFunc // funcs by plan, so a call builds no names
 	start, stop C.CUevent
 	// orderEv orders the backend's streams with a caller's (WrapOn); nil
 	// until first needed.
@@ -236,6 +237,7 @@ func (b *Backend) open() (err error) {
 	b.modules = map[string]C.CUmodule{}
 	b.live = map[uint64]int64{}
 	b.funcs = map[string]C.CUfunction{}
+	b.planFuncs = map[planFunc]loadedFunc{}
 	b.busy = busyStart
 	return nil
 }
@@ -289,6 +291,36 @@ func (b *Backend) Supports(op scans.Op, d scans.Dims, dt scans.DType) error {
 
 // function returns the kernel's handle, JIT-compiling its module on first
 // use. It runs under do.
+// planFunc is what picks a plan's kernel (see plan.kernel and moduleOf).
+type planFunc struct {
+	op                   scans.Op
+	dir                  scans.Direction
+	dt                   scans.DType
+	k, v                 int
+	chunked, turn, pairs bool
+}
+
+// loadedFunc is a loaded kernel and its name.
+type loadedFunc struct {
+	f    C.CUfunction
+	name string
+}
+
+// planFunction returns the kernel of p and its name. It runs under do.
+func (b *Backend) planFunction(p *plan) (C.CUfunction, string, error) {
+	key := planFunc{p.op, p.dir, p.dt, p.d.K, p.d.V, p.by > 1, p.turn, p.pairs}
+	if l, ok := b.planFuncs[key]; ok {
+		return l.f, l.name, nil
+	}
+	name := p.kernel()
+	f, err := b.function(p.module(), name)
+	if err != nil {
+		return nil, "", err
+	}
+	b.planFuncs[key] = loadedFunc{f, name}
+	return f, name, nil
+}
+
 func (b *Backend) function(module, kernel string) (C.CUfunction, error) {
 	if f, ok := b.funcs[kernel]; ok {
 		return f, nil
