@@ -25,12 +25,11 @@ type Queue struct {
 	mu sync.Mutex
 	// Since the last Wait: the operations not yet submitted, those
 	// submitted (and the contexts they were submitted in, in order),
-	// their names, every tensor they use (counted in its uses) and the
-	// first failure of a batch that a Download ran.
+	// every tensor they use (counted in its uses) and the first failure
+	// of a batch that a Download ran.
 	ops       []*batchOp
 	submitted []*batchOp
 	ctxs      []*execCtx
-	names     []string
 	used      []*Tensor
 	err       error
 }
@@ -81,7 +80,7 @@ func (q *Queue) Wait() error {
 // drop forgets the enqueued work of a closed backend (whose device, and
 // the contexts with it, Close destroyed).
 func (q *Queue) drop() {
-	q.ops, q.submitted, q.ctxs, q.names, q.used, q.err = nil, nil, nil, nil, nil, nil
+	q.ops, q.submitted, q.ctxs, q.used, q.err = nil, nil, nil, nil, nil
 }
 
 // enqueue plans the call's kernels and adds them to its queue, counting
@@ -92,14 +91,13 @@ func (c *call) enqueue(ks []kernel) error {
 		c.freeScratch()
 		return c.failed(err)
 	}
-	op.name = fmt.Sprintf("%s %s", c.op, c.dir)
+	op.op, op.dir = c.op, c.dir
 	op.scratch, c.scratch = c.scratch, nil
 	q := c.q
 	q.ops = append(q.ops, op)
-	q.names = append(q.names, op.name)
 	if len(q.ops) >= queueChunk {
 		if err := q.post(); err != nil && q.err == nil {
-			q.err = &scans.QueueError{Backend: "vulkan", Ops: q.names, Err: err}
+			q.err = &scans.QueueError{Backend: "vulkan", Ops: opNames(q.submitted), Err: err}
 		}
 	}
 	b := c.b
@@ -156,8 +154,8 @@ func (q *Queue) flush() error {
 		return nil
 	}
 	err := q.post()
-	ops, ctxs, names, used := q.submitted, q.ctxs, q.names, q.used
-	q.submitted, q.ctxs, q.names, q.used = nil, nil, nil, nil
+	ops, ctxs, used := q.submitted, q.ctxs, q.used
+	q.submitted, q.ctxs, q.used = nil, nil, nil
 	b := q.b
 	d := b.dev
 	for _, c := range ctxs {
@@ -204,7 +202,7 @@ func (q *Queue) flush() error {
 		d.free(buf)
 	}
 	if err != nil {
-		return &scans.QueueError{Backend: "vulkan", Ops: names, Err: err}
+		return &scans.QueueError{Backend: "vulkan", Ops: opNames(ops), Err: err}
 	}
 	b.lastNs.Store(int64(dur))
 	b.lastOK.Store(timed)
@@ -227,4 +225,13 @@ func (b *Backend) settle(t *Tensor) error {
 		q.err = err
 	}
 	return err
+}
+
+// opNames names the operations of a batch for a QueueError.
+func opNames(ops []*batchOp) []string {
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = fmt.Sprintf("%s %s", op.op, op.dir)
+	}
+	return names
 }

@@ -282,7 +282,8 @@ type dispatchRec struct {
 // slices of the batch, the outputs to poison first (tests), the kernels
 // whose guards to check and the scratch buffers to free once it has run.
 type batchOp struct {
-	name    string // "linear_scan forward", for errors
+	op      scans.Op // with dir, named in errors (a synchronous call's: empty)
+	dir     scans.Direction
 	recs    []dispatchRec
 	fills   []operand
 	ks      []kernel
@@ -538,8 +539,8 @@ func (d *device) barriersFor(c *execCtx, ops []*batchOp, infos []bufferBinding) 
 func (d *device) checkOpGuards(ops []*batchOp) error {
 	for _, op := range ops {
 		if err := d.checkGuards(op.ks); err != nil {
-			if op.name != "" {
-				err = fmt.Errorf("%s: %w", op.name, err)
+			if op.op != "" {
+				err = fmt.Errorf("%s %s: %w", op.op, op.dir, err)
 			}
 			return err
 		}
