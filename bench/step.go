@@ -15,6 +15,11 @@ import (
 // reverse order.
 const StepLayers = 8
 
+// StepSmall is the training step's smallest shape, B=1, T=16, D=64: its
+// kernels take a few microseconds, so its step shows what each call costs
+// the host. It is not one of SPEC's benchmark shapes (Shapes).
+var StepSmall = Shape{Name: "small", B: 1, T: 16, D: 64, MatrixN: 32, AffineN: 8, AffineK: 8, AffineV: 8, GivensN: 8, GivensK: 8}
+
 // StepResult is one backend's training step at one shape: the same calls
 // made synchronously (fresh outputs, released after the step; the step
 // ends when its last call has finished) and enqueued

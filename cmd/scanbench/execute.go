@@ -344,7 +344,8 @@ func runMemory(c config, m bench.Machine, sel []selected, stdout, stderr io.Writ
 	return nil
 }
 
-// stepShapes are the default shapes of the training-step benchmark.
+// stepShapes are the default shapes of the training-step benchmark, with
+// bench.StepSmall after them.
 var stepShapes = []string{"lab", "long-T"}
 
 // runStep runs the training-step benchmark on every backend and writes
@@ -364,6 +365,7 @@ func runStep(c config, m bench.Machine, sel []selected, stdout, stderr io.Writer
 		}
 		shapes = append(shapes, sh)
 	}
+	shapes = append(shapes, bench.StepSmall)
 	if c.shapesGiven {
 		shapes = c.shapes
 	}

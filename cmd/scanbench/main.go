@@ -91,12 +91,14 @@ Modes (any combination; with none, scanbench runs --check --quick):
             same inputs. Writes scan_memory.json and scan_memory.md.
             Example: scanbench --memory --backends cuda
 
-  --step    A training step at the lab and long-T shapes (f32): 8 layers
-            of linear_scan and parallel_scan_log forward, then their
-            backwards in reverse order, (a) as synchronous calls and (b)
-            enqueued on one queue (scans.Queue) with outputs allocated
+  --step    A training step at the lab and long-T shapes and at B=1,
+            T=16, D=64 (f32; --shapes picks among the first two): 8
+            layers of linear_scan and parallel_scan_log forward, then
+            their backwards in reverse order, (a) as synchronous calls and
+            (b) enqueued on one queue (scans.Queue) with outputs allocated
             once and reused. Reports the host wall time per step of each,
-            the sum of the calls' device times and the ratios. Writes
+            the sum of the calls' device times, the ratios and what a
+            synchronous call costs beyond its kernel. Writes
             scan_step.json and scan_step.md.
             Example: scanbench --step --backends vulkan
 
