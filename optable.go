@@ -65,13 +65,13 @@ func (s *OpSpec) derive() {
 			}
 		}
 		s.args[i], s.results[i] = a[:len(a):len(a)], r[:len(r):len(r)]
-		for _, x := range a {
-			s.names[i] = append(s.names[i], x.Name)
+		s.names[i], s.outs[i] = make([]string, len(a)), make([]string, len(r))
+		for j, x := range a {
+			s.names[i][j] = x.Name
 		}
-		for _, x := range r {
-			s.outs[i] = append(s.outs[i], "output "+x.Name)
+		for j, x := range r {
+			s.outs[i][j] = "output " + x.Name
 		}
-		s.names[i] = s.names[i][:len(a):len(a)]
 	}
 }
 

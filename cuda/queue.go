@@ -145,9 +145,9 @@ func (q *Queue) Wait() error {
 	if err != nil {
 		names := []string{"wait"}
 		if len(ops) > 0 {
-			names = names[:0]
-			for _, o := range ops {
-				names = append(names, fmt.Sprintf("%s %s", o.op, o.dir))
+			names = make([]string, len(ops))
+			for i, o := range ops {
+				names[i] = fmt.Sprintf("%s %s", o.op, o.dir)
 			}
 		}
 		return &scans.QueueError{Backend: backendName, Ops: names, Err: err}
