@@ -459,3 +459,12 @@ func TestQueuedTiming(t *testing.T) {
 	}
 	t.Logf("dispatch latency %v queued", lat)
 }
+
+// BenchmarkCalls times the host's cost of a call, synchronous or queued
+// (conformancetest.BenchmarkCalls): go test -tags cuda -run '^$' -bench
+// Calls ./cuda.
+func BenchmarkCalls(b *testing.B) {
+	be := New()
+	defer be.Close()
+	conformancetest.BenchmarkCalls(b, be)
+}

@@ -27,7 +27,9 @@
 # go run ./experiments/abcompare on its results prints the comparison). VK_SHORT=1 trims the Vulkan matrix of the
 # conformance mode; STEP_TIMEOUT (seconds) limits each step. gorgonia runs
 # the gorgonia.org/cu adapter's example (build-gpu-bins.sh GORGONIA=1);
-# step the training-step benchmark alone (STEP_ARGS adds arguments).
+# step the training-step benchmark alone (STEP_ARGS adds arguments);
+# calls the host's cost of a call on both GPU backends (BenchmarkCalls of
+# the test binaries, CALLS_BENCH a -bench pattern), with CPU profiles.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 # Results are written under $OUT as they come (so a call cut short keeps
@@ -243,6 +245,16 @@ for m in $modes; do
     mkdir -p "$RES/step"
     to .build/scanbench --step ${STEP_ARGS:-} --out "$RES/step" >"$RES/step/scanbench.log" 2>&1 || rc=1
     grep -E '^\| (cuda|vulkan|eager) ' "$RES/step/scan_step.md" || tail -5 "$RES/step/scanbench.log"
+    ;;
+  calls)
+    echo "== BenchmarkCalls"
+    for pkg in cuda vk; do
+      [ $pkg = vk ] && hold_clocks
+      (cd $pkg && MINGRU_VK_VALIDATION=0 to ../.build/$pkg.test -test.run '^$' -test.bench "${CALLS_BENCH:-Calls}" \
+        -test.benchtime "${CALLS_TIME:-0.5s}" -test.cpuprofile "$RES/calls-$pkg.prof") >"$RES/calls-$pkg.log" 2>&1 || rc=1
+      grep -E '^Benchmark' "$RES/calls-$pkg.log"
+    done
+    release_clocks
     ;;
   memory)
     echo "== scanbench --memory"

@@ -94,3 +94,16 @@ func shapeStr(s []int) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// BenchmarkCalls times the host's cost of a call, synchronous or queued
+// (conformancetest.BenchmarkCalls). The validation layer multiplies that
+// cost: run it with MINGRU_VK_VALIDATION=0 go test -run '^$' -bench Calls
+// ./vk.
+func BenchmarkCalls(b *testing.B) {
+	if os.Getenv("MINGRU_VK_VALIDATION") == "1" {
+		b.Log("the validation layer is on: its checks are timed too")
+	}
+	be := New()
+	defer be.Close()
+	conformancetest.BenchmarkCalls(b, be)
+}
