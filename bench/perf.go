@@ -198,7 +198,8 @@ type Measurement struct {
 	WarmMedian float64 `json:"warm_median_s,omitempty"`
 	// WallMedian is the median host wall time of a call until it returns,
 	// submission and allocation included (a backend whose calls return
-	// once enqueued, CUDA, does not wait for the kernel there).
+	// once enqueued, CUDA, does not wait for the kernel there), timed
+	// without a cache flush before the call, as a caller's loop runs.
 	WallMedian float64 `json:"wall_median_s,omitempty"`
 	// WallPlain says that WallMedian was timed with the backend's queued
 	// timing off, as a caller runs it. Where it is false and Clock is
@@ -256,9 +257,10 @@ func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mo
 // On a scans.CacheFlusher each timed run is preceded, outside its timing,
 // by FlushCache, so that Median is the time with inputs in device memory
 // (cold cache); a second series of as many runs without it gives
-// WarmMedian. WallMedian is the host's time around the calls: of the
-// cold runs, or, on a scans.QueuedTimer, of a third series of as many
-// runs with queued timing off, as a caller runs them.
+// WarmMedian. WallMedian is the host's time around the calls as a caller
+// makes them, never right after a flush: of the runs (the warm ones on a
+// scans.CacheFlusher) or, on a scans.QueuedTimer, of a third series of as
+// many runs without a flush and with queued timing off.
 func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Measurement, err error) {
 	op, d, dt := in.Op, in.Dims, in.DType
 	m = Measurement{Backend: b.Name(), Op: op, Mode: mode, DType: dt.String(), Dims: d, Clock: "wall", Launches: Launches(mode)}
@@ -371,11 +373,13 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 	m.WallMedian = quantile(walls, 0.5)
 	if flusher != nil {
 		m.Cache = "cold"
-		warm, _, err := series(false, len(times))
+		warm, warmWalls, err := series(false, len(times))
 		if err != nil {
 			return m, err
 		}
 		m.WarmMedian = quantile(warm, 0.5)
+		// A caller's loop does not flush the cache between calls.
+		m.WallMedian = quantile(warmWalls, 0.5)
 	}
 	if queued != nil {
 		queued.SetQueuedTiming(false)

@@ -153,3 +153,55 @@ func TestMeasureCold(t *testing.T) {
 		}
 	}
 }
+
+// slowAfterFlush is eager with device-like instrumentation and a cache
+// to flush, but no queued timing (as Vulkan): its first call after a
+// flush blocks the host for afterFlush.
+type slowAfterFlush struct {
+	*eager.Backend
+	flushed bool
+}
+
+const afterFlush = 50 * time.Millisecond
+
+func (s *slowAfterFlush) FlushCache() error { s.flushed = true; return nil }
+
+func (s *slowAfterFlush) Run(call *scans.Call) ([]scans.Tensor, error) {
+	if s.flushed {
+		time.Sleep(afterFlush)
+		s.flushed = false
+	}
+	return s.Backend.Run(call)
+}
+
+func (*slowAfterFlush) LastKernelTime() (time.Duration, bool)   { return time.Microsecond, true }
+func (*slowAfterFlush) PeakBytes() int64                        { return 0 }
+func (*slowAfterFlush) ResetPeakBytes()                         {}
+func (*slowAfterFlush) CopyBandwidth(int64) (float64, error)    { return 1e11, nil }
+func (*slowAfterFlush) DispatchLatency() (time.Duration, error) { return time.Microsecond, nil }
+
+var (
+	_ scans.Instrumented = (*slowAfterFlush)(nil)
+	_ scans.CacheFlusher = (*slowAfterFlush)(nil)
+)
+
+// The wall time of a call is timed as a caller's loop runs it, never
+// right after a cache flush, on a backend without queued timing too.
+func TestWallNotAfterFlush(t *testing.T) {
+	s := &slowAfterFlush{Backend: eager.New()}
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := MeasureInputs(s, in, ModeForward, Timing{Warmup: 1, MinRuns: 3, MaxRuns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Cache != "cold" || m.Clock != "device" {
+		t.Fatalf("cache %q, clock %q; want cold and device", m.Cache, m.Clock)
+	}
+	if m.WallMedian <= 0 || m.WallMedian >= afterFlush.Seconds()/2 {
+		t.Errorf("wall median %v: want the time of calls that follow no flush", time.Duration(m.WallMedian*1e9))
+	}
+}
