@@ -41,7 +41,7 @@ func TestFakeDriver(t *testing.T) {
 	if out, err := exec.Command(gxx, args...).CombinedOutput(); err != nil {
 		t.Fatalf("g++ %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	run := "^(TestStatus|TestConformance|TestChunkedElementwise|TestInstrumented|TestConcurrent|TestExecution|TestClose|TestDevices|TestWrap|TestWrapOn|TestInstances)$"
+	run := "^(TestStatus|TestSweep|TestConformance|TestChunkedElementwise|TestInstrumented|TestConcurrent|TestExecution|TestClose|TestDevices|TestWrap|TestWrapOn|TestInstances)$"
 	// The quick matrix: every path of every kernel; the full matrix adds
 	// shapes and runs on the GPU.
 	cargs := []string{"-test.run", run, "-test.v", "-test.short"}
@@ -58,7 +58,7 @@ func TestFakeDriver(t *testing.T) {
 		t.Fatalf("tests on the stand-in driver failed: %v\n%s", err, text)
 	}
 	for _, want := range []string{"--- PASS: TestConformance", "--- PASS: TestChunkedElementwise",
-		"--- PASS: TestInstrumented", "--- PASS: TestConcurrent", "--- PASS: TestExecution", "--- PASS: TestClose", "--- PASS: TestDevices", "--- PASS: TestWrap", "--- PASS: TestWrapOn", "--- PASS: TestInstances",
+		"--- PASS: TestInstrumented", "--- PASS: TestSweep", "--- PASS: TestConcurrent", "--- PASS: TestExecution", "--- PASS: TestClose", "--- PASS: TestDevices", "--- PASS: TestWrap", "--- PASS: TestWrapOn", "--- PASS: TestInstances",
 		"fake libcuda.so.1"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("child output lacks %q: a test skipped or did not run\n%s", want, text)

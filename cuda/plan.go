@@ -215,7 +215,7 @@ func elementwisePairs(op scans.Op, dir scans.Direction, n int, dt scans.DType) b
 type occupancy struct {
 	threads, blocks, sms, regs int
 	// layout, where not nil, imposes a layout experiment's choices
-	// (sweep_test.go) in place of the rules' own.
+	// (Sweep) in place of the rules' own.
 	layout *layoutRules
 }
 

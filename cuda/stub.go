@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"io"
 	"time"
 
 	"github.com/mingru/scans"
@@ -97,3 +98,6 @@ func NewOn(int) *Backend { return New() }
 
 // Devices returns the reason CUDA is not built in.
 func (*Backend) Devices() ([]scans.DeviceInfo, error) { return nil, unavailable() }
+
+// Sweep returns why the backend is unavailable.
+func (*Backend) Sweep(io.Writer, []string, scans.LayoutTimer) error { return unavailable() }

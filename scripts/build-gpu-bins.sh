@@ -19,7 +19,7 @@ go build -ldflags="$flags" -tags cuda -o .build/scanbench ./cmd/scanbench
 # (scripts/gpu-run.sh unpacks it). The archives of an earlier build go,
 # so that a call never times stale binaries.
 mkdir -p .carry
-rm -f .carry/bins.tgz .carry/bins.txz .carry/base.tgz .carry/base-cuda.tgz .carry/variants.txz .carry/gorgonia.txz
+rm -f .carry/bins.tgz .carry/bins.txz .carry/base.tgz .carry/variants.txz .carry/gorgonia.txz
 echo "$c" > .build/commit
 # xz -9's 64 MiB window spans a binary, so what the next shares with it is
 # stored once: about half the size of xz's default.
@@ -37,21 +37,18 @@ if [ "${GORGONIA:-0}" = 1 ]; then
   ls -la .carry/gorgonia.txz
 fi
 
-# BASE=<commit>: also scanbench and the CUDA test binary as of that commit,
-# for gpu-run.sh's ab mode (.carry/base.tgz) and cuda-sweep mode
-# (.carry/base-cuda.tgz; apart, so that a call carries only what it runs).
+# BASE=<commit>: also scanbench as of that commit, for gpu-run.sh's ab
+# mode (.carry/base.tgz).
 if [ -n "${BASE:-}" ]; then
   wt=$(mktemp -d)
   git worktree add -q --detach "$wt" "$BASE"
   b=$(git -C "$wt" rev-parse HEAD)
   bflags="-s -w -X github.com/mingru/scans/bench.buildCommit=$b"
-  (cd "$wt" && go build -ldflags="$bflags" -tags cuda -o "$OLDPWD/.build/base-scanbench" ./cmd/scanbench &&
-    go test -c -ldflags="$bflags" -tags cuda -o "$OLDPWD/.build/base-cuda.test" ./cuda)
+  (cd "$wt" && go build -ldflags="$bflags" -tags cuda -o "$OLDPWD/.build/base-scanbench" ./cmd/scanbench)
   git worktree remove --force "$wt"
   tar czf .carry/base.tgz -C .build base-scanbench
-  tar czf .carry/base-cuda.tgz -C .build base-cuda.test
-  rm .build/base-scanbench .build/base-cuda.test
-  ls -la .carry/base.tgz .carry/base-cuda.tgz
+  rm .build/base-scanbench
+  ls -la .carry/base.tgz
 fi
 
 # VARIANTS="<revision> ...": also scanbench as of each revision (a branch or

@@ -14,12 +14,8 @@
 #
 # Shorter modes for trying a change: quick (the trimmed conformance matrix of
 # both test binaries) and perf (quick benchmarks: every shape in f32, and the
-# large shape in f16 and bf16); sweep (the Vulkan tiled kernels timed under
-# every layout, vk/sweep_test.go) and cuda-sweep (givens_scan under every
-# chunk count; CUDA_SWEEP_RUN=TestMatrixScanLayoutSweep,
-# TestElementwiseChunkSweep, TestGivensTileSweep or
-# TestGivensChunkSweepLarge for the others in
-# cuda/sweep_test.go; the base's test binary too, where there is one);
+# large shape in f16 and bf16); sweep and cuda-sweep (scanbench --sweep on
+# Vulkan and on CUDA);
 # profile (Nsight Compute on single kernels,
 # NCU_PROFILES); ab (the binaries' scanbench, the one built from BASE by
 # build-gpu-bins.sh and those built from its VARIANTS, in turn, AB_ROUNDS
@@ -46,7 +42,6 @@ modes=${*:-conformance bench memory}
 untxz() { tar xJf "$1" -C .build 2>/dev/null || python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall('.build')" "$1"; }
 mkdir -p .build; [ -f .carry/bins.txz ] && untxz .carry/bins.txz
 [ -f .carry/base.tgz ] && tar xzf .carry/base.tgz -C .build
-[ -f .carry/base-cuda.tgz ] && tar xzf .carry/base-cuda.tgz -C .build
 if [ -f .carry/variants.txz ]; then
   untxz .carry/variants.txz
 fi
@@ -72,7 +67,7 @@ fi
 } | tee "$RES/machine.txt"
 
 # A process holding a CUDA context keeps an NVIDIA GPU's clocks up while
-# a Vulkan-only process runs (vk/sweep_test.go says why); torch is one way
+# a Vulkan-only process runs (scanbench's package doc says why); torch is one way
 # to hold one. scanbench needs none: its CUDA backend holds one.
 holder=
 hold_clocks() {
@@ -161,25 +156,17 @@ for m in $modes; do
       MINGRU_VK_PIPELINE_LOG="$RES/half/pipelines.log" to .build/scanbench --bench --quick --shapes large --dtypes f16,bf16 $ops --out "$RES/half" 2>&1 | tail -3 || rc=1
     fi
     ;;
-  sweep)
-    # VK_SWEEP_SETS picks the parts (vk/sweep_test.go; default all).
-    echo "== Vulkan layout sweep"
-    hold_clocks
-    MINGRU_VK_SWEEP_SETS="${VK_SWEEP_SETS:-}" MINGRU_VK_VALIDATION=0 MINGRU_VK_PIPELINE_LOG="$RES/vk-sweep-pipelines.log" MINGRU_VK_SWEEP="$RES/vk-sweep.tsv" to .build/vk.test -test.run TestLayoutSweep -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/vk-sweep.log" 2>&1 || rc=1
-    tail -3 "$RES/vk-sweep.log"
-    release_clocks
-    ;;
-  cuda-sweep)
-    # CUDA_SWEEP_RUN picks the experiments (default: the Givens one).
-    echo "== CUDA layout sweep"
-    # With a base build (build-gpu-bins.sh BASE=...) the base's test binary
-    # sweeps too, into base-cuda-sweep*.
-    for bin in cuda.test base-cuda.test; do
-      [ -f .build/$bin ] || continue
-      p=; [ $bin = base-cuda.test ] && p=base-
-      MINGRU_CUDA_SWEEP="$RES/${p}cuda-sweep.tsv" MINGRU_CUDA_SWEEP_MS="$RES/${p}cuda-sweep-matrix-scan.tsv" MINGRU_CUDA_SWEEP_EW="$RES/${p}cuda-sweep-elementwise.tsv" MINGRU_CUDA_SWEEP_GT="$RES/${p}cuda-sweep-givens-tile.tsv" MINGRU_CUDA_SWEEP_GL="$RES/${p}cuda-sweep-givens-large.tsv" to .build/$bin -test.run "${CUDA_SWEEP_RUN:-^TestGivensChunkSweep$}" -test.count=1 -test.timeout=${SWEEP_TIMEOUT:-240s} >"$RES/${p}cuda-sweep.log" 2>&1 || rc=1
-      tail -3 "$RES/${p}cuda-sweep.log"
-    done
+  sweep|cuda-sweep)
+    # scanbench --sweep: the layout experiments (VK_SWEEP_SETS or
+    # CUDA_SWEEP_PARTS pick the parts; default all and givens-chunks).
+    # scanbench holds a CUDA context, so that the clocks stay up for the
+    # Vulkan rows.
+    be=vulkan parts=${VK_SWEEP_SETS:-all}
+    [ $m = cuda-sweep ] && be=cuda parts=${CUDA_SWEEP_PARTS:-givens-chunks}
+    echo "== $be layout sweep ($parts)"
+    mkdir -p "$RES/sweep"
+    STEP_TIMEOUT=${SWEEP_TIMEOUT:-540} to .build/scanbench --sweep "$parts" --backends "$be" --out "$RES/sweep" >"$RES/sweep/scanbench.log" 2>&1 || rc=1
+    tail -3 "$RES/sweep/scanbench.log"
     ;;
   profile)
     # Nsight Compute reports of single kernels: NCU_PROFILES is a list of

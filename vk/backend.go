@@ -53,7 +53,7 @@ type config struct {
 	// a CPU device (lavapipe) runs that path too. softF16 wins.
 	softF16  bool
 	hwNarrow bool
-	// Layout experiments (sweep_test.go): the tiled kernels' layout in
+	// Layout experiments (Sweep): the tiled kernels' layout in
 	// place of tiledLayout's; the 16-bit and subgroup Givens kernels
 	// compiled without the whole-word paths.
 	tiledLayout  func(B, T, units, wgCap, steps, unitCh int) (tile, chunks int)

@@ -238,7 +238,7 @@ func givensLayout(B, T, N, K, maxWG, maxShared int) (wg, chunks int) {
 // lane runs unchunked. The ring of loads in flight is givensSGDepth steps
 // deep where the invocations fill the device (givensSGDeepRing or more, the
 // bandwidth-bound regime), givensSGShallowDepth where they are fewer.
-// Measured on an H200 (vk/sweep_test.go, the givens set), f32, k = 8:
+// Measured on an H200 (scanbench --sweep givens), f32, k = 8:
 // DESIGN.md records the measurements.
 const (
 	givensSGDepth          = 16

@@ -27,6 +27,7 @@ type config struct {
 	cpuProfile                 string            // --cpuprofile: the file, or ""
 	listDevices                bool              // --list-devices
 	devices                    map[string]string // --device: backend name to device
+	sweep                      []string          // --sweep: the parts ("all": every one); nil: no sweep
 }
 
 var errHelp = errors.New("help requested")
@@ -49,6 +50,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.listDevices, "list-devices", false, "list every device of every compiled backend and exit")
 	device := fs.String("device", "", "the device of each GPU backend, as backend=device pairs (vulkan=1, vulkan=radeon, cuda=0): what MINGRU_VK_DEVICE and MINGRU_CUDA_DEVICE take")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to this file")
+	sweep := fs.String("sweep", "", "run the GPU backends' layout sweeps: all, or comma-separated parts ("+sweepPartList()+"); writes sweep-<backend>.tsv")
 	fs.StringVar(&c.replot, "replot", "", "rewrite scan_bench.md and scan_bench.png from the scan_bench.json in this directory, measuring nothing")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
@@ -83,7 +85,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.listDevices {
 		return c, nil
 	}
-	if !c.check && !c.bench && !c.memory && !c.step {
+	c.sweep = split(*sweep)
+	for _, p := range c.sweep {
+		if p != "all" && sweepOwner(p) == "" {
+			return c, fmt.Errorf("--sweep: no part %q (want all or: %s)", p, sweepPartList())
+		}
+	}
+	if !c.check && !c.bench && !c.memory && !c.step && c.sweep == nil {
 		c.check, c.quick, c.defaulted = true, true, true
 	}
 	c.backends = split(*backends)

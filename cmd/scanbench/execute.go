@@ -132,6 +132,11 @@ func execute(c config, stdout, stderr io.Writer) (int, error) {
 			return 2, err
 		}
 	}
+	if c.sweep != nil {
+		if err := runSweep(c, sel, stdout, stderr); err != nil {
+			return 2, err
+		}
+	}
 	if c.defaulted {
 		fmt.Fprint(stdout, nextSteps)
 	}

@@ -19,6 +19,10 @@
 //	          through one queue with reused outputs: host wall time per step
 //	          against the sum of the calls' device times; writes
 //	          scan_step.json and scan_step.md.
+//	--sweep   the GPU backends' layout experiments (vk and cuda
+//	          Backend.Sweep): kernels timed under layouts other than their
+//	          rules', to recheck the rules on a new device; writes
+//	          sweep-<backend>.tsv.
 //
 // GPU clocks: on an NVIDIA GPU the driver keeps the clocks at their idle
 // level for a process that only submits Vulkan work in short bursts; an
@@ -57,7 +61,7 @@ func main() {
 // usage is printed by --help.
 const usage = `scanbench checks and benchmarks the minGRU scan backends.
 
-Usage: scanbench [--check] [--bench] [--memory] [--step] [flags]
+Usage: scanbench [--check] [--bench] [--memory] [--step] [--sweep PARTS] [flags]
 
 Modes (any combination; with none, scanbench runs --check --quick):
 
@@ -101,6 +105,14 @@ Modes (any combination; with none, scanbench runs --check --quick):
             synchronous call costs beyond its kernel. Writes
             scan_step.json and scan_step.md.
             Example: scanbench --step --backends vulkan
+
+  --sweep PARTS  Layout experiments of the GPU backends: their kernels
+            timed under layouts other than the ones their rules choose
+            (tile widths, chunks of T, rings), the rule's row marked, so
+            that the rules can be rechecked on a new device. PARTS is all
+            or a comma-separated list of the parts in the flag's help.
+            Writes sweep-<backend>.tsv, a row per timing, as it goes.
+            Example: scanbench --sweep long,rows --backends vulkan
 
   --list-devices  Lists every device of every compiled GPU backend: its
             index, name and memory. --device vulkan=1 (or a name, or

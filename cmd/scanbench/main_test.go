@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -473,5 +474,63 @@ func TestFusion(t *testing.T) {
 	}
 	if !strings.Contains(rep.table(), "against a chain of at least") {
 		t.Error("the summary lacks the fusion comparison")
+	}
+}
+
+// sweepGPU is fakeGPU named vulkan, with a layout sweep that times one
+// small linear_scan through the timer it is given and writes its row.
+type sweepGPU struct {
+	*fakeGPU
+	parts [][]string
+}
+
+func (s *sweepGPU) Name() string { return "vulkan" }
+func (s *sweepGPU) Status() scans.Status {
+	st := s.fakeGPU.Status()
+	st.Backend = "vulkan"
+	return st
+}
+
+func (s *sweepGPU) Sweep(w io.Writer, parts []string, timer scans.LayoutTimer) error {
+	s.parts = append(s.parts, parts)
+	d := scans.Dims{B: 2, T: 9, N: 3}
+	med, err := timer.Time(s, scans.OpLinearScan, d, scans.F32, true)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "row\t%d\n", med.Nanoseconds())
+	return err
+}
+
+// --sweep runs the sweeps of the selected backends that have the parts
+// named, into sweep-<backend>.tsv under a header naming device and
+// commit; a part of no backend, or of none selected, is an error.
+func TestSweepFlag(t *testing.T) {
+	s := &sweepGPU{fakeGPU: newFake(false)}
+	withBackends(t, eager.New(), s)
+	dir := t.TempDir()
+	code, stdout, _ := runCmd(t, "--sweep", "long,rows", "--backends", "vulkan", "--out", dir)
+	if code != 0 || !strings.Contains(stdout, "sweep-vulkan.tsv") {
+		t.Fatalf("exit %d", code)
+	}
+	if len(s.parts) != 1 || !slices.Equal(s.parts[0], []string{"long", "rows"}) {
+		t.Errorf("sweeps run with parts %v, want [long rows]", s.parts)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "sweep-vulkan.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "Fake Device 9000") || !strings.HasPrefix(lines[1], "# commit ") ||
+		!strings.HasPrefix(lines[2], "row\t") || strings.HasSuffix(lines[2], "\t0") {
+		t.Errorf("sweep-vulkan.tsv:\n%s", text)
+	}
+	if code, _, _ := runCmd(t, "--sweep", "all", "--backends", "vulkan", "--out", dir); code != 0 || s.parts[1] != nil {
+		t.Errorf("--sweep all: exit %d, parts %v; want every part (nil)", code, s.parts[1:])
+	}
+	for _, args := range [][]string{{"--sweep", "sideways"}, {"--sweep", "givens-tile", "--backends", "vulkan"}, {"--sweep", "all", "--backends", "eager"}} {
+		if code, _, _ := runCmd(t, append(args, "--out", dir)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
 	}
 }
