@@ -156,7 +156,7 @@ func (s *sweep) grid(shape string, op scans.Op, dims scans.Dims, dt scans.DType,
 
 // part runs one part of the sweep.
 func (s *sweep) part(name string) error {
-	dims := func(shape string, op scans.Op) (scans.Dims, error) { return s.timer.Dims(shape, op) }
+	dims := s.timer.Dims
 	both := []bool{false, true}
 	switch name {
 	case "long":
@@ -215,15 +215,15 @@ func (s *sweep) part(name string) error {
 			}
 		}
 	case "givens":
-		return s.givens(dims)
+		return s.givens()
 	case "givens16":
-		return s.givens16(dims)
+		return s.givens16()
 	case "rows":
-		return s.rows(dims)
+		return s.rows()
 	case "affine-long":
-		return s.affineLong(dims, []scans.DType{scans.F32}, true)
+		return s.affineLong([]scans.DType{scans.F32}, true)
 	case "affine-long16":
-		return s.affineLong(dims, scans.DTypes, false)
+		return s.affineLong(scans.DTypes, false)
 	}
 	return nil
 }
@@ -232,14 +232,14 @@ func (s *sweep) part(name string) error {
 // 4 and givensSGDepth under every chunk count from 1 while chunks keep 8
 // steps and fit a workgroup and the device's own shared memory limit
 // (not the 32 KiB the layouts' rules take).
-func (s *sweep) givens(dims func(string, scans.Op) (scans.Dims, error)) error {
+func (s *sweep) givens() error {
 	defer func() { s.b.cfg.noSubgroup, s.b.cfg.givensChunks, s.b.cfg.givensDepth = false, 0, 0 }()
 	op := scans.OpGivensScan
 	for _, sh := range []struct {
 		name  string
 		modes []bool
 	}{{"lab", []bool{false, true}}, {"long-T", []bool{false, true}}, {"large", []bool{false}}} {
-		d, err := dims(sh.name, op)
+		d, err := s.timer.Dims(sh.name, op)
 		if err != nil {
 			return err
 		}
@@ -276,10 +276,10 @@ func (s *sweep) givens(dims func(string, scans.Op) (scans.Dims, error)) error {
 // givens16: the subgroup kernels, unchunked as the rule runs them at the
 // large shape, under ring depths 2 to 16, the 16-bit kernels compiled for
 // whole words (and then also with rings of 24 and 32) and not.
-func (s *sweep) givens16(dims func(string, scans.Op) (scans.Dims, error)) error {
+func (s *sweep) givens16() error {
 	defer func() { s.b.cfg.givensDepth, s.b.cfg.noAlignWords = 0, false }()
 	op := scans.OpGivensScan
-	d, err := dims("large", op)
+	d, err := s.timer.Dims("large", op)
 	if err != nil {
 		return err
 	}
@@ -314,13 +314,13 @@ func (s *sweep) givens16(dims func(string, scans.Op) (scans.Dims, error)) error 
 // 128 invocations and rings of 4 and 8, then at the large shape the
 // forward+backward with the forward at the rule's layout and the backward
 // under workgroups of 32 to 128 and rings of 2 to 8.
-func (s *sweep) rows(dims func(string, scans.Op) (scans.Dims, error)) error {
+func (s *sweep) rows() error {
 	defer func() { s.b.cfg.rowsWG, s.b.cfg.rowsRing = [2]int{}, [2]int{} }()
 	op := scans.OpMatrixAffineScan
 	s.kernel = "rows"
 	maxWG, maxShared := s.d.maxWorkgroup(), s.d.maxSharedMemory()
 	for _, shape := range []string{"lab", "large"} {
-		d, err := dims(shape, op)
+		d, err := s.timer.Dims(shape, op)
 		if err != nil {
 			return err
 		}
@@ -335,7 +335,7 @@ func (s *sweep) rows(dims func(string, scans.Op) (scans.Dims, error)) error {
 		}
 	}
 	s.b.cfg.rowsWG[0], s.b.cfg.rowsRing[0] = 0, 0
-	d, err := dims("large", op)
+	d, err := s.timer.Dims("large", op)
 	if err != nil {
 		return err
 	}
@@ -353,13 +353,13 @@ func (s *sweep) rows(dims func(string, scans.Op) (scans.Dims, error)) error {
 
 // affineLong is the affine-long part (withRows) and the affine-long16
 // part (not withRows).
-func (s *sweep) affineLong(dims func(string, scans.Op) (scans.Dims, error), dts []scans.DType, withRows bool) error {
+func (s *sweep) affineLong(dts []scans.DType, withRows bool) error {
 	cfg := &s.b.cfg
 	defer func() {
 		cfg.rowsWG, cfg.affineRows, cfg.blockChunks, cfg.blockCols, cfg.colRing = [2]int{}, 0, 0, 0, 0
 	}()
 	op := scans.OpMatrixAffineScan
-	d, err := dims("long-T", op)
+	d, err := s.timer.Dims("long-T", op)
 	if err != nil {
 		return err
 	}
