@@ -19,7 +19,7 @@ go build -ldflags="$flags" -tags cuda -o .build/scanbench ./cmd/scanbench
 # (scripts/gpu-run.sh unpacks it). The archives of an earlier build go,
 # so that a call never times stale binaries.
 mkdir -p .carry
-rm -f .carry/bins.tgz .carry/bins.txz .carry/base.tgz .carry/variants.txz .carry/gorgonia.txz
+rm -f .carry/bins.tgz .carry/bins.txz .carry/base.tgz .carry/base.txz .carry/variants.txz .carry/gorgonia.txz
 echo "$c" > .build/commit
 # xz -9's 64 MiB window spans a binary, so what the next shares with it is
 # stored once: about half the size of xz's default.
@@ -38,7 +38,7 @@ if [ "${GORGONIA:-0}" = 1 ]; then
 fi
 
 # BASE=<commit>: also scanbench as of that commit, for gpu-run.sh's ab
-# mode (.carry/base.tgz).
+# mode (.carry/base.txz, xz for the same reason as bins.txz).
 if [ -n "${BASE:-}" ]; then
   wt=$(mktemp -d)
   git worktree add -q --detach "$wt" "$BASE"
@@ -46,9 +46,9 @@ if [ -n "${BASE:-}" ]; then
   bflags="-s -w -X github.com/mingru/scans/bench.buildCommit=$b"
   (cd "$wt" && go build -ldflags="$bflags" -tags cuda -o "$OLDPWD/.build/base-scanbench" ./cmd/scanbench)
   git worktree remove --force "$wt"
-  tar czf .carry/base.tgz -C .build base-scanbench
+  tar cf - -C .build base-scanbench | xz -9 -T1 >.carry/base.txz
   rm .build/base-scanbench
-  ls -la .carry/base.tgz
+  ls -la .carry/base.txz
 fi
 
 # VARIANTS="<revision> ...": also scanbench as of each revision (a branch or

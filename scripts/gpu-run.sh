@@ -41,7 +41,7 @@ modes=${*:-conformance bench memory}
 # xz archives unpack with Python where the machine has no xz.
 untxz() { tar xJf "$1" -C .build 2>/dev/null || python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall('.build')" "$1"; }
 mkdir -p .build; [ -f .carry/bins.txz ] && untxz .carry/bins.txz
-[ -f .carry/base.tgz ] && tar xzf .carry/base.tgz -C .build
+[ -f .carry/base.txz ] && untxz .carry/base.txz
 if [ -f .carry/variants.txz ]; then
   untxz .carry/variants.txz
 fi
