@@ -196,16 +196,22 @@ type Measurement struct {
 	// WarmMedian is the median of as many runs without the flush (inputs
 	// left in cache by the run before), where Cache is "cold".
 	WarmMedian float64 `json:"warm_median_s,omitempty"`
-	// WallMedian is the median host wall time of a call until it returns,
-	// submission and allocation included (a backend whose calls return
-	// once enqueued, CUDA, does not wait for the kernel there), timed
-	// without a cache flush before the call, as a caller's loop runs.
+	// WallMedian is the median host wall time from a call until its
+	// results are ready (the forward's and the backward's, one after the
+	// other): submission, allocation and waiting. A backend whose calls
+	// return once enqueued (CUDA) is waited for, as a caller does before
+	// it uses the results. Timed without a cache flush before the call,
+	// as a caller's loop runs.
 	WallMedian float64 `json:"wall_median_s,omitempty"`
 	// WallPlain says that WallMedian was timed with the backend's queued
 	// timing off, as a caller runs it. Where it is false and Clock is
 	// "device, queued", WallMedian includes the busy kernel that each
 	// launch was queued behind.
 	WallPlain bool `json:"wall_plain,omitempty"`
+	// WallReady says that WallMedian runs until the results are ready.
+	// Where it is false (tables made before it), WallMedian ran until the
+	// calls returned, before CUDA's kernels had finished.
+	WallReady bool `json:"wall_ready,omitempty"`
 	// Bytes is Traffic of the measured inputs (h0 counted where given);
 	// GBps = Bytes / Median / 1e9.
 	Bytes int64   `json:"bytes"`
@@ -257,10 +263,11 @@ func Measure(b scans.Backend, op scans.Op, d scans.Dims, dt scans.DType, mode Mo
 // On a scans.CacheFlusher each timed run is preceded, outside its timing,
 // by FlushCache, so that Median is the time with inputs in device memory
 // (cold cache); a second series of as many runs without it gives
-// WarmMedian. WallMedian is the host's time around the calls as a caller
-// makes them, never right after a flush: of the runs (the warm ones on a
-// scans.CacheFlusher) or, on a scans.QueuedTimer, of a third series of as
-// many runs without a flush and with queued timing off.
+// WarmMedian. WallMedian is the host's time from the calls until their
+// results are ready, as a caller makes them, never right after a flush:
+// of the runs (the warm ones on a scans.CacheFlusher) or, on a
+// scans.QueuedTimer, of a third series of as many runs without a flush
+// and with queued timing off.
 func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Measurement, err error) {
 	op, d, dt := in.Op, in.Dims, in.DType
 	m = Measurement{Backend: b.Name(), Op: op, Mode: mode, DType: dt.String(), Dims: d, Clock: "wall", Launches: Launches(mode)}
@@ -293,13 +300,15 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 	}
 
 	// once runs the mode and returns its device time (its wall time on a
-	// backend without a device clock) and its wall time.
+	// backend without a device clock) and its wall time: from the call
+	// until its results are ready. A backend whose calls return once
+	// their work is enqueued (CUDA) is waited for by LastKernelTime, and
+	// that wait is a caller's too before it can use the results.
 	once := func() (time.Duration, time.Duration, error) {
 		var held []scans.Tensor
 		defer func() { release(b, held...) }()
 		start := time.Now()
 		out, err := Forward(b, op, args)
-		wall := time.Since(start)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -313,9 +322,7 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 			dev = t
 		}
 		if mode == ModeBackward {
-			start := time.Now()
 			grads, err := Backward(b, op, args, out, grad)
-			wall += time.Since(start)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -328,6 +335,7 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 				dev += t
 			}
 		}
+		wall := time.Since(start)
 		if inst == nil {
 			dev = wall
 		}
@@ -389,7 +397,7 @@ func MeasureInputs(b scans.Backend, in *InputSet, mode Mode, cfg Timing) (m Meas
 		}
 		m.WallMedian = quantile(plain, 0.5)
 	}
-	m.WallPlain = true
+	m.WallPlain, m.WallReady = true, true
 	if m.Median > 0 {
 		m.GBps = float64(m.Bytes) / m.Median / 1e9
 	}

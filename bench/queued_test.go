@@ -205,3 +205,44 @@ func TestWallNotAfterFlush(t *testing.T) {
 		t.Errorf("wall median %v: want the time of calls that follow no flush", time.Duration(m.WallMedian*1e9))
 	}
 }
+
+// asyncGPU is queuedGPU whose calls return once enqueued (as CUDA's do):
+// the work of each takes pending, which LastKernelTime waits for.
+type asyncGPU struct {
+	queuedGPU
+	issued time.Time
+}
+
+const pending = 20 * time.Millisecond
+
+func (a *asyncGPU) Run(c *scans.Call) ([]scans.Tensor, error) {
+	a.issued = time.Now()
+	return a.queuedGPU.Run(c)
+}
+
+func (a *asyncGPU) LastKernelTime() (time.Duration, bool) {
+	time.Sleep(time.Until(a.issued.Add(pending)))
+	return a.queuedGPU.LastKernelTime()
+}
+
+// The wall time of a call runs until its results are ready: on a backend
+// whose calls return before their work is done, the wait is counted, for
+// each call of the mode.
+func TestWallWaitsForResults(t *testing.T) {
+	a := &asyncGPU{queuedGPU: queuedGPU{Backend: eager.New()}}
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeForward, ModeBackward} {
+		m, err := MeasureInputs(a, in, mode, Timing{Warmup: 1, MinRuns: 3, MaxRuns: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := time.Duration(Launches(mode)) * pending
+		if got := time.Duration(m.WallMedian * 1e9); got < want {
+			t.Errorf("%s: wall median %v; want at least %v, the wait for the results", mode, got, want)
+		}
+	}
+}

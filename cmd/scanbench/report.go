@@ -191,8 +191,9 @@ host's time to submit it (CUDA; scans.QueuedTimer); *wall* = host clock around t
 synchronous call, eager). **cache** *cold*: each timed run follows a write of a
 256 MiB device buffer (scans.CacheFlusher), outside its timing, so that its inputs
 come from device memory; **warm** is the median of as many runs without it. **wall**
-is the median host time of a call (submission, waiting, allocation) with no flush
-before it: what a caller's loop waits for. **bytes** is the traffic each tensor read or written once:
+is the median host time from a call until its results are ready (submission,
+allocation, waiting; CUDA's calls return once enqueued and are waited for), with
+no flush before it: what a caller that uses the results waits for. **bytes** is the traffic each tensor read or written once:
 
     forward           = sum(forward inputs, h0 included) + output
     forward+backward  = forward + [transition inputs (a | A | theta, sigma | log_coeffs, log_values | k, x) + h0

@@ -140,7 +140,7 @@ func write(w io.Writer, dir string) error {
 	}
 	if cold(bf.Rows) {
 		fmt.Fprintf(w, "Device time, median, each run after a 256 MiB write (cold cache); *warm*: the same without it; "+
-			"*wall*: the host's time for a call to return, median (a CUDA call returns once its kernel is enqueued, a Vulkan call once its work has finished; - where the run timed it with each launch queued behind a busy kernel); ")
+			"%s); ", wallLegend(bf.Rows))
 	} else {
 		fmt.Fprintf(w, "Device time, median, runs back to back (warm cache: this run predates scanbench's cold-cache "+
 			"timing and its host wall times); ")
@@ -375,4 +375,14 @@ func dur(s float64) string {
 		return fmt.Sprintf("%.2f ms", s*1e3)
 	}
 	return fmt.Sprintf("%.2f s", s)
+}
+
+// wallLegend says what the wall column of rows measured.
+func wallLegend(rows []bench.Measurement) string {
+	for _, r := range rows {
+		if r.WallMedian > 0 && !r.WallReady {
+			return "*wall*: the host's time for a call to return, median (a CUDA call returns once its kernel is enqueued, a Vulkan call once its work has finished; - where the run timed it with each launch queued behind a busy kernel"
+		}
+	}
+	return "*wall*: the host's time from a call until its results are ready, median (submission, allocation and waiting)"
 }
