@@ -311,13 +311,20 @@ func TestDeviceChoice(t *testing.T) {
 }
 
 // TestConcurrentCalls runs operations from several goroutines at once and
-// checks each result against eager.
+// checks each result against eager: the trimmed matrix's rows at T = 65,
+// every operation, direction and type, on the kernels TestConformance
+// builds anyway.
 func TestConcurrentCalls(t *testing.T) {
 	b := testBackend(t)
 	ref := eager.New()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	cases := smallCases([]int{65})
+	var cases []conformance.Case
+	for _, c := range conformance.Cases(true) {
+		if !c.OutOfEnvelope && c.Regime == bench.Typical && c.Dims.T == 65 {
+			cases = append(cases, c)
+		}
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	fails := 0
