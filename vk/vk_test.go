@@ -79,7 +79,8 @@ func TestConformance(t *testing.T) {
 // fullTier skips, with -short, a test of kernel paths or layouts that
 // the conformance matrix does not reach: on a CPU device each compiles
 // pipelines of its own, which takes minutes on two cores. The full tier
-// (go test without -short, the README's test command) runs them.
+// (go test without -short; scripts/gpu-run.sh conformance on a GPU) runs
+// them.
 func fullTier(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
