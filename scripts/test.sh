@@ -34,41 +34,48 @@ go test -race -count=1 -timeout 30m "${PURE[@]}"
 step "go test (the example that trains a minGRU stack, on eager)"
 go test -count=1 -timeout 10m ./examples/...
 
-step "go test -short (Vulkan on the machine's device, validation layer on; CUDA skips without a GPU)"
+step "go test (Vulkan on the machine's device, validation layer on, beside the CUDA tests)"
 log=$(mktemp)
-# Lavapipe compiles each kernel with LLVM the first time it runs it, and CI
-# starts with Mesa's shader cache empty. GALLIVM_PERF=nopt leaves out
-# LLVM's optimization passes: it cuts that compile time by a third.
+# Lavapipe compiles each kernel with LLVM, on one core, the first time it
+# runs it, and CI starts with Mesa's shader cache empty. GALLIVM_PERF=nopt
+# leaves out LLVM's optimization passes: it cuts that compile time by a
+# third. The CUDA emulator runs one kernel at a time too, so the CUDA tests
+# (stand-in driver, then the kernels' host emulation) and two halves of the
+# Vulkan conformance matrix run side by side.
 export GALLIVM_PERF=nopt
-# The Vulkan tests' quick tier: the trimmed conformance matrix runs every
-# kernel in every type. Their full tier (go test ./vk: every (k, v) pair
-# and the layout and path tests, over a thousand kernel specializations)
-# takes two cores over half an hour to compile on lavapipe, so it runs on
-# GPUs (scripts/gpu-run.sh conformance) and wherever go test ./vk is run.
-# The CUDA kernels' host emulation (untagged) runs after the Vulkan tests,
-# so that each has the machine's cores to itself.
-if ! go test -short -count=1 -timeout 30m -v ./vk/... ./shaders/... >"$log" 2>&1; then
-  grep -E -- '--- FAIL|^FAIL|panic|validation' "$log" | head -200
-  tail -50 "$log"
-  exit 1
-fi
-# The device and the number of conformance rows checked, then each package's verdict.
-grep -E 'conformance:|device:|--- SKIP|^(ok|FAIL)' "$log" || true
-# vkrun NAME ENV... -- ARGS...: runs the Vulkan test binary in vk/ with
-# the environment ENV and the test flags ARGS into $log.NAME; on failure
-# prints its failures and stops the script.
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+(go test -count=1 -timeout 30m -tags cuda ./cuda/... && go test -count=1 -timeout 30m ./cuda/...) >"$log.cuda" 2>&1 &
+cuda=$!
+# vkrun NAME ENV... -- ARGS...: runs the Vulkan test binary's quick tier in
+# vk/ with the environment ENV and the test flags ARGS into $log.NAME; on
+# failure prints its failures and exits.
 go test -c -o "$log.vk.test" ./vk
 vkrun() {
   local name=$1 env=()
   shift
   while [ "$1" != -- ]; do env+=("$1"); shift; done
   shift
-  if ! (cd vk && env "${env[@]}" "$log.vk.test" -test.short -test.count=1 -test.timeout 20m -test.v "$@" >"$log.$name" 2>&1); then
+  if ! (cd vk && env "${env[@]}" "$log.vk.test" -test.short -test.count=1 -test.timeout 30m -test.v "$@" >"$log.$name" 2>&1); then
     grep -E -- '--- FAIL|^FAIL|panic|validation' "$log.$name" | head -100
     tail -30 "$log.$name"
     exit 1
   fi
 }
+# The Vulkan tests' quick tier: the trimmed conformance matrix runs every
+# kernel in every type. Their full tier (go test ./vk: every (k, v) pair
+# and the layout and path tests, over a thousand kernel specializations)
+# takes two cores over half an hour to compile on lavapipe, so it runs on
+# GPUs (scripts/gpu-run.sh conformance) and wherever go test ./vk is run.
+vkrun forward -- -test.run '^TestConformance$/.*/^forward$' &
+fwd=$!
+vkrun backward -- -test.run '^TestConformance$/.*/^backward$' &
+bwd=$!
+wait $fwd
+wait $bwd
+vkrun rest -- -test.skip '^TestConformance$'
+go test -count=1 -timeout 10m ./shaders/...
+# The device and the conformance rows checked, then the verdicts.
+grep -hE 'conformance:|device:|--- SKIP|^(ok|PASS|FAIL)' "$log.forward" "$log.backward" "$log.rest" || true
 # The trimmed matrix again with guard regions after every buffer
 # (MINGRU_VK_GUARD=1), so that a write past a buffer's end fails; its
 # kernels are in the shader cache by now.
@@ -89,9 +96,14 @@ for w in 128 512 1024 2048; do
   echo "LP_NATIVE_VECTOR_WIDTH=$w MINGRU_VK_GUARD=$guard:"
   grep -E 'conformance: llvmpipe|subgroup_test.go|^(ok|PASS|FAIL)' "$log.$w" || true
 done
-go test -count=1 -timeout 30m -tags cuda ./cuda/...
-step "go test (the CUDA kernels' host emulation)"
-go test -count=1 -timeout 30m ./cuda/...
+
+step "go test (CUDA: the stand-in driver's tests, then the kernels' host emulation)"
+if ! wait $cuda; then
+  grep -E -- '--- FAIL|^FAIL|panic' "$log.cuda" | head -100
+  tail -50 "$log.cuda"
+  exit 1
+fi
+grep -E '^(ok|FAIL|---)' "$log.cuda" || true
 
 step "scanbench --check --quick (eager, plus every device found)"
 go run ./cmd/scanbench --check --quick --backends eager,vulkan --out "$(mktemp -d)"
