@@ -78,10 +78,9 @@ go test -count=1 -timeout 10m ./shaders/...
 grep -hE 'conformance:|device:|--- SKIP|^(ok|PASS|FAIL)' "$log.forward" "$log.backward" "$log.rest" || true
 # The trimmed matrix again with guard regions after every buffer
 # (MINGRU_VK_GUARD=1), so that a write past a buffer's end fails; its
-# kernels are in the shader cache by now.
-vkrun guard MINGRU_VK_GUARD=1 -- -test.run '^(TestConformance|TestGuardCatchesOverrun)$'
-echo "MINGRU_VK_GUARD=1:"
-grep -E 'conformance: llvmpipe|^(ok|PASS|FAIL)' "$log.guard" || true
+# kernels are in the shader cache by now. It runs beside the runs below.
+vkrun guard MINGRU_VK_GUARD=1 -- -test.run '^(TestConformance|TestGuardCatchesOverrun)$' &
+guarded=$!
 # lavapipe's subgroup size follows LP_NATIVE_VECTOR_WIDTH (128 -> 4,
 # 512 -> 16, 1024 -> 32, 2048 -> 64; the runs above have 8). Only the
 # Givens kernels use subgroup operations: at each width their rows of the
@@ -96,6 +95,9 @@ for w in 128 512 1024 2048; do
   echo "LP_NATIVE_VECTOR_WIDTH=$w MINGRU_VK_GUARD=$guard:"
   grep -E 'conformance: llvmpipe|subgroup_test.go|^(ok|PASS|FAIL)' "$log.$w" || true
 done
+wait $guarded
+echo "MINGRU_VK_GUARD=1:"
+grep -E 'conformance: llvmpipe|^(ok|PASS|FAIL)' "$log.guard" || true
 
 step "go test (CUDA: the stand-in driver's tests, then the kernels' host emulation)"
 if ! wait $cuda; then
