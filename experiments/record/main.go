@@ -384,5 +384,5 @@ func wallLegend(rows []bench.Measurement) string {
 			return "*wall*: the host's time for a call to return, median (a CUDA call returns once its kernel is enqueued, a Vulkan call once its work has finished; - where the run timed it with each launch queued behind a busy kernel"
 		}
 	}
-	return "*wall*: the host's time from a call until its results are ready, median (submission, allocation and waiting)"
+	return "*wall*: the host's time from a call until its results are ready, median (submission, allocation and waiting"
 }
