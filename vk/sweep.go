@@ -156,12 +156,11 @@ func (s *sweep) grid(shape string, op scans.Op, dims scans.Dims, dt scans.DType,
 
 // part runs one part of the sweep.
 func (s *sweep) part(name string) error {
-	dims := s.timer.Dims
 	both := []bool{false, true}
 	switch name {
 	case "long":
 		for _, op := range tiledOps {
-			d, err := dims("long-T", op)
+			d, err := s.timer.Dims("long-T", op)
 			if err != nil {
 				return err
 			}
@@ -173,7 +172,7 @@ func (s *sweep) part(name string) error {
 		}
 	case "long16":
 		for _, op := range tiledOps[:2] {
-			d, err := dims("long-T", op)
+			d, err := s.timer.Dims("long-T", op)
 			if err != nil {
 				return err
 			}
@@ -187,7 +186,7 @@ func (s *sweep) part(name string) error {
 		}
 	case "large":
 		for _, op := range tiledOps[:2] {
-			d, err := dims("large", op)
+			d, err := s.timer.Dims("large", op)
 			if err != nil {
 				return err
 			}
@@ -199,7 +198,7 @@ func (s *sweep) part(name string) error {
 		}
 	case "aligned":
 		for _, op := range tiledOps {
-			d, err := dims("large", op)
+			d, err := s.timer.Dims("large", op)
 			if err != nil {
 				return err
 			}
