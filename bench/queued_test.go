@@ -62,11 +62,7 @@ var (
 // queued timing off, and the clock says so.
 func TestMeasureQueued(t *testing.T) {
 	q := &queuedGPU{Backend: eager.New()}
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := smallInputs(t)
 	for _, mode := range []Mode{ModeForward, ModeBackward} {
 		q.ops, q.off = 0, 0
 		m, err := MeasureInputs(q, in, mode, Timing{Warmup: 1, MinRuns: 3, MaxRuns: 3})
@@ -124,11 +120,7 @@ var _ scans.CacheFlusher = (*coldGPU)(nil)
 // wall time of the calls is reported beside.
 func TestMeasureCold(t *testing.T) {
 	c := &coldGPU{queuedGPU: queuedGPU{Backend: eager.New()}}
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := smallInputs(t)
 	for _, mode := range []Mode{ModeForward, ModeBackward} {
 		c.flushes, c.ops = 0, 0
 		m, err := MeasureInputs(c, in, mode, Timing{Warmup: 2, MinRuns: 3, MaxRuns: 3})
@@ -189,11 +181,7 @@ var (
 // right after a cache flush, on a backend without queued timing too.
 func TestWallNotAfterFlush(t *testing.T) {
 	s := &slowAfterFlush{Backend: eager.New()}
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := smallInputs(t)
 	m, err := MeasureInputs(s, in, ModeForward, Timing{Warmup: 1, MinRuns: 3, MaxRuns: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -230,11 +218,7 @@ func (a *asyncGPU) LastKernelTime() (time.Duration, bool) {
 // each call of the mode.
 func TestWallWaitsForResults(t *testing.T) {
 	a := &asyncGPU{queuedGPU: queuedGPU{Backend: eager.New()}}
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := smallInputs(t)
 	for _, mode := range []Mode{ModeForward, ModeBackward} {
 		m, err := MeasureInputs(a, in, mode, Timing{Warmup: 1, MinRuns: 3, MaxRuns: 3})
 		if err != nil {
@@ -245,4 +229,15 @@ func TestWallWaitsForResults(t *testing.T) {
 			t.Errorf("%s: wall median %v; want at least %v, the wait for the results", mode, got, want)
 		}
 	}
+}
+
+// smallInputs draws fresh inputs of a small linear_scan, h0 given.
+func smallInputs(t *testing.T) *InputSet {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	in, err := InputsInit(scans.OpLinearScan, scans.Dims{B: 2, T: 5, N: 3, K: 1, V: 1}, scans.F32, Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
