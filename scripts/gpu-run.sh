@@ -237,7 +237,7 @@ for m in $modes; do
     echo "== BenchmarkCalls"
     for pkg in cuda vk; do
       [ $pkg = vk ] && hold_clocks
-      (cd $pkg && MINGRU_VK_VALIDATION=0 to ../.build/$pkg.test -test.run '^$' -test.bench "${CALLS_BENCH:-Calls}" \
+      (cd $pkg && MINGRU_VK_VALIDATION=0 to ../.build/$pkg.test -test.run '^$' -test.bench "${CALLS_BENCH:-Calls|Submit}" \
         -test.benchtime "${CALLS_TIME:-0.5s}" -test.cpuprofile "$RES/calls-$pkg.prof") >"$RES/calls-$pkg.log" 2>&1 || rc=1
       grep -E '^Benchmark' "$RES/calls-$pkg.log"
     done

@@ -95,6 +95,13 @@ type device struct {
 
 	lastDispatches atomic.Int64 // dispatches recorded by the last run (tests)
 	lastBarriers   atomic.Int64 // barriers between dispatches in the last recording (tests)
+	replays        atomic.Int64 // synchronous calls that submitted a held recording (tests)
+	// bufGen counts buffers destroyed and caller buffers wrapped: a held
+	// recording made before it changed may bind a buffer handle that now
+	// names another buffer, so it is not submitted again (see prepare).
+	bufGen atomic.Uint64
+	// noReplay records every synchronous call anew (tests, benchmarks).
+	noReplay bool
 	// skipBarriers leaves out the barriers between dispatches, so that a
 	// test sees the validation layer report the hazards (tests).
 	skipBarriers bool

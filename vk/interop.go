@@ -88,6 +88,7 @@ func (b *Backend) WrapBuffer(buf vk.Buffer, size, offset int64, dt scans.DType, 
 		return nil, bad("size", fmt.Sprintf("at least %d bytes (offset %d + %d bytes of %s)", offset+bytes, offset, bytes, scans.ShapeString(dt, shape)),
 			fmt.Sprintf("%d bytes", size))
 	}
+	d.bufGen.Add(1) // the handle may be one a held recording bound before
 	return &Tensor{dtype: dt, shape: append([]int(nil), shape...), owner: b, angles: angles.Any,
 		buf: &buffer{buf: buf, size: bytes, offset: offset, external: true}}, nil
 }

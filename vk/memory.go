@@ -124,6 +124,7 @@ func (d *device) allocRaw(size int64, host bool) (*buffer, error) {
 }
 
 func (d *device) freeRaw(b *buffer) {
+	d.bufGen.Add(1)
 	vk.DestroyBuffer(d.dev, b.buf, nil)
 	vk.FreeMemory(d.dev, b.mem, nil)
 }

@@ -108,3 +108,42 @@ func BenchmarkCalls(b *testing.B) {
 	defer be.Close()
 	conformancetest.BenchmarkCalls(b, be)
 }
+
+// BenchmarkCallsRecorded is BenchmarkCalls with every synchronous call
+// recorded anew, as before a repeated call's recording was submitted
+// again: the difference is what recording costs.
+func BenchmarkCallsRecorded(b *testing.B) {
+	be := New()
+	defer be.Close()
+	d, err := be.device()
+	if err != nil {
+		b.Skip(be.Status().Reason)
+	}
+	d.noReplay = true
+	conformancetest.BenchmarkCalls(b, be)
+}
+
+// BenchmarkSubmit times the round trip of an empty command buffer (one
+// submit, one fence wait, one fence reset), the least any synchronous
+// call costs on the device.
+func BenchmarkSubmit(b *testing.B) {
+	be := New()
+	defer be.Close()
+	d, err := be.device()
+	if err != nil {
+		b.Skip(be.Status().Reason)
+	}
+	c, err := d.getCtx()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.putCtx(c)
+	if err := d.begin(c); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := d.submit(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,190 @@
+//go:build cgo
+
+package vk
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/mingru/scans"
+)
+
+// TestRepeatedCalls: a synchronous call repeated on the same tensors
+// submits the command buffer recorded for the first again, and computes
+// from what its inputs hold at the time, bit for bit as a call recorded
+// anew on the same values. A new output tensor, or a destroyed buffer,
+// makes the next call record anew.
+func TestRepeatedCalls(t *testing.T) {
+	b := testBackend(t)
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := seeded(t)
+	const B, T, D = 3, 65, 33
+	random := func(lo, hi float32) *scans.Host {
+		h, _ := scans.NewHost(scans.F32, B, T, D)
+		for i := range h.Float32Data() {
+			h.Float32Data()[i] = lo + (hi-lo)*r.Float32()
+		}
+		return h
+	}
+	upload := func(h *scans.Host) scans.Tensor {
+		t.Helper()
+		v, err := b.Upload(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	a, x, h := upload(random(0, 1)), upload(random(-1, 1)), upload(random(-1, 1))
+	defer b.Release(a)
+	defer b.Release(x)
+	defer b.Release(h)
+
+	// aside runs f with the context that the last call recorded into
+	// taken off the free list, so that f's own commands (a staged
+	// transfer, a reference call) go into another and leave its
+	// recording in place.
+	aside := func(f func()) {
+		t.Helper()
+		c, err := d.getCtx()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.putCtx(c)
+		f()
+	}
+	write := func(v scans.Tensor, hv *scans.Host) {
+		t.Helper()
+		if err := d.write(v.(*Tensor).buf, hostBytes(hv)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(out scans.Tensor) {
+		t.Helper()
+		if _, err := b.Run(&scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: []scans.Tensor{a, x, nil}, Out: []scans.Tensor{out}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// check compares out with the call recorded anew on fresh copies of
+	// the inputs' values ha, hx.
+	check := func(label string, out scans.Tensor, ha, hx *scans.Host) {
+		t.Helper()
+		aside(func() {
+			got, err := b.Download(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fa, fx := upload(ha), upload(hx)
+			res, err := b.Run(&scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: []scans.Tensor{fa, fx, nil}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := b.Download(res[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Release(fa)
+			b.Release(fx)
+			b.Release(res[0])
+			g, w := got.Float32Data(), want.Float32Data()
+			for i := range w {
+				if math.Float32bits(g[i]) != math.Float32bits(w[i]) || math.IsNaN(float64(g[i])) {
+					t.Fatalf("%s: element %d is %v, want %v (the call recorded anew)", label, i, g[i], w[i])
+				}
+			}
+		})
+	}
+	nan := random(0, 0)
+	for i := range nan.Float32Data() {
+		nan.Float32Data()[i] = float32(math.NaN())
+	}
+
+	call(h) // records
+	for i := range 4 {
+		ha, hx := random(0, 1), random(-1, 1)
+		aside(func() { write(a, ha); write(x, hx); write(h, nan) })
+		before := d.replays.Load()
+		call(h)
+		if d.replays.Load() != before+1 {
+			t.Fatalf("repeat %d: the call recorded anew", i)
+		}
+		check("repeat", h, ha, hx)
+	}
+
+	// Another output: recorded anew, then repeated.
+	h2 := upload(random(-1, 1))
+	defer b.Release(h2)
+	before := d.replays.Load()
+	call(h2)
+	if d.replays.Load() != before {
+		t.Fatal("a call with another output tensor submitted the old recording")
+	}
+	ha, hx := random(0, 1), random(-1, 1)
+	aside(func() { write(a, ha); write(x, hx) })
+	call(h2)
+	if d.replays.Load() != before+1 {
+		t.Fatal("the repeated call with the new output recorded anew")
+	}
+	check("new output", h2, ha, hx)
+
+	// A destroyed buffer (emptying the cache destroys the pooled ones):
+	// its handle may come back naming another buffer, so the next call
+	// records anew.
+	b.EmptyCache()
+	before = d.replays.Load()
+	call(h2)
+	if d.replays.Load() != before {
+		t.Fatal("a call after buffers were destroyed submitted the old recording")
+	}
+	check("after a destroyed buffer", h2, ha, hx)
+}
+
+// TestRecordingMatches: a held recording matches only the same
+// dispatches, fills and buffer generation.
+func TestRecordingMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 1))
+	var rec dispatchRec
+	for i := range rec.push {
+		rec.push[i] = r.Uint32()
+	}
+	rec.gx, rec.gy = 1+r.Uint32N(100), 1
+	op := &batchOp{recs: []dispatchRec{rec, rec}}
+	var held recording
+	if held.matches(op, 0) {
+		t.Fatal("an empty recording matches")
+	}
+	held.keep(op, 7, 2, 1)
+	if !held.matches(op, 7) {
+		t.Fatal("the kept operation does not match")
+	}
+	if held.matches(op, 8) {
+		t.Fatal("matches after the buffer generation moved")
+	}
+	other := &batchOp{recs: slices.Clone(op.recs)}
+	other.recs[1].push[2]++
+	if held.matches(other, 7) {
+		t.Fatal("matches with other push constants")
+	}
+	other = &batchOp{recs: slices.Clone(op.recs)}
+	other.recs[0].gy++
+	if held.matches(other, 7) {
+		t.Fatal("matches with another grid")
+	}
+	if held.matches(&batchOp{recs: op.recs[:1]}, 7) {
+		t.Fatal("matches with fewer dispatches")
+	}
+	buf := &buffer{size: 64}
+	op.fills = []operand{{buf: buf, poison: 0x7fc00000}}
+	if held.matches(op, 7) {
+		t.Fatal("matches with a poison fill added")
+	}
+	held.keep(op, 7, 2, 1)
+	buf.size = 128
+	if held.matches(op, 7) {
+		t.Fatal("matches a fill of another size")
+	}
+}
