@@ -4,8 +4,9 @@
 // driver, date and commit; the conformance verdicts; the f32 times of
 // every operation and shape on each backend, cold and warm, with the
 // host's wall time, the fraction of copy bandwidth and the speedup over
-// eager; the 16-bit speedups; the memory comparison. scripts/record.sh
-// runs it.
+// eager; the 16-bit speedups; the memory comparison; the training step;
+// and, on a GPU, the library's performance goals, met or missed.
+// scripts/record.sh runs it.
 //
 // Usage:
 //
@@ -243,7 +244,8 @@ func write(w io.Writer, dir string) error {
 		fmt.Fprintf(w, "| %s | %s | %s | %.2f MiB | %.2f MiB | %.2fx |\n", r.Backend, r.Dims, r.Kind, float64(r.Fused)/(1<<20), float64(r.Generic)/(1<<20), r.Ratio)
 	}
 	var sf stepFile
-	if readJSON(dir, "scan_step.json", &sf) == nil && len(sf.Rows) > 0 {
+	hasStep := readJSON(dir, "scan_step.json", &sf) == nil
+	if hasStep && len(sf.Rows) > 0 {
 		fmt.Fprintf(w, "\n## Training step: synchronous calls against one queue\n\n"+
 			"%d layers of linear_scan and parallel_scan_log forward, then their backwards (%d calls, f32, warm); "+
 			"host wall time per step, synchronous (each call's outputs new) and on one queue (outputs reused, one Wait); "+
@@ -261,6 +263,9 @@ func write(w io.Writer, dir string) error {
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Backend, r.Shape, dur(r.SyncWall), dur(r.QueueWall), k, sr, qr)
 		}
+	}
+	if deviceName(m) != fmt.Sprintf("%s/%s host", m.OS, m.Arch) && !strings.Contains(strings.ToLower(deviceName(m)), "llvmpipe") {
+		goalsTable(w, bf, sf)
 	}
 	fmt.Fprintf(w, "\n![times per operation and shape](scan_bench.png)\n")
 	return nil
