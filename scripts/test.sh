@@ -14,7 +14,7 @@ step "install test dependencies"
 
 # Pure-Go packages run under the race detector; the GPU packages run
 # without it (cgo-heavy) but with the Khronos validation layer for Vulkan.
-PURE=(. ./eager/... ./dispatch/... ./bench/... ./conformance/... ./reference/... ./cmd/...)
+PURE=(. ./eager/... ./dispatch/... ./bench/... ./conformance/... ./reference/... ./cmd/... ./experiments/...)
 
 step "gofmt -l (must be empty)"
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
