@@ -96,16 +96,27 @@ func shapeStr(s []int) string {
 	return strings.Join(parts, ",")
 }
 
+// benchDevice opens a backend of its own for a benchmark (closed when it
+// ends) and its device, or skips the benchmark where there is none.
+func benchDevice(b *testing.B) (*Backend, *device) {
+	if os.Getenv("MINGRU_VK_VALIDATION") == "1" {
+		b.Log("the validation layer is on: its checks are timed too")
+	}
+	be := New()
+	b.Cleanup(func() { be.Close() })
+	d, err := be.device()
+	if err != nil {
+		b.Skip(be.Status().Reason)
+	}
+	return be, d
+}
+
 // BenchmarkCalls times the host's cost of a call, synchronous or queued
 // (conformancetest.BenchmarkCalls). The validation layer multiplies that
 // cost: run it with MINGRU_VK_VALIDATION=0 go test -run '^$' -bench Calls
 // ./vk.
 func BenchmarkCalls(b *testing.B) {
-	if os.Getenv("MINGRU_VK_VALIDATION") == "1" {
-		b.Log("the validation layer is on: its checks are timed too")
-	}
-	be := New()
-	defer be.Close()
+	be, _ := benchDevice(b)
 	conformancetest.BenchmarkCalls(b, be)
 }
 
@@ -113,12 +124,7 @@ func BenchmarkCalls(b *testing.B) {
 // recorded anew, as before a repeated call's recording was submitted
 // again: the difference is what recording costs.
 func BenchmarkCallsRecorded(b *testing.B) {
-	be := New()
-	defer be.Close()
-	d, err := be.device()
-	if err != nil {
-		b.Skip(be.Status().Reason)
-	}
+	be, d := benchDevice(b)
 	d.noReplay = true
 	conformancetest.BenchmarkCalls(b, be)
 }
@@ -127,12 +133,7 @@ func BenchmarkCallsRecorded(b *testing.B) {
 // submit, one fence wait, one fence reset), the least any synchronous
 // call costs on the device.
 func BenchmarkSubmit(b *testing.B) {
-	be := New()
-	defer be.Close()
-	d, err := be.device()
-	if err != nil {
-		b.Skip(be.Status().Reason)
-	}
+	_, d := benchDevice(b)
 	c, err := d.getCtx()
 	if err != nil {
 		b.Fatal(err)
