@@ -388,9 +388,12 @@ type fusionRow struct {
 	Fused float64 `json:"fused_s"`
 	Scan  float64 `json:"scan_s"`
 	// GateBytes is bench.GateTraffic; GateFloor = GateBytes at the
-	// backend's copy bandwidth, the least time the gates' two passes take.
-	GateBytes int64   `json:"gate_bytes"`
-	GateFloor float64 `json:"gate_floor_s"`
+	// backend's copy bandwidth plus GateLaunches dispatch latencies (one
+	// launch per pass, at the latency measured in the run), the least time
+	// the gates' two passes take.
+	GateBytes    int64   `json:"gate_bytes"`
+	GateFloor    float64 `json:"gate_floor_s"`
+	GateLaunches int     `json:"gate_launches,omitempty"`
 	// Chain = Scan + GateFloor, a lower bound on the chain's time;
 	// Speedup = Chain / Fused, a lower bound on what fusion saves.
 	Chain   float64 `json:"chain_bound_s"`
@@ -407,6 +410,12 @@ func (r benchReport) fusion() []fusionRow {
 	for _, m := range r.Rows {
 		if m.Op == scans.OpParallelScanLog && m.Mode == bench.ModeBackward && m.Skipped == "" {
 			scan[key{m.Backend, m.Shape, m.DType}] = m
+		}
+	}
+	latency := map[string]float64{}
+	for _, c := range r.Ceilings {
+		if c.Err == "" {
+			latency[c.Backend] = c.Latency
 		}
 	}
 	var out []fusionRow
@@ -428,6 +437,10 @@ func (r benchReport) fusion() []fusionRow {
 		}
 		f := fusionRow{Backend: m.Backend, Shape: m.Shape, DType: m.DType, Fused: m.Median, Scan: s.Median, GateBytes: gate}
 		f.GateFloor = float64(gate) / (m.CopyGBps * 1e9)
+		if lat := latency[m.Backend]; lat > 0 {
+			f.GateLaunches = 2
+			f.GateFloor += float64(f.GateLaunches) * lat
+		}
 		f.Chain = f.Scan + f.GateFloor
 		f.Speedup = f.Chain / f.Fused
 		f.BytesRatio = float64(s.Bytes+gate) / float64(m.Bytes)
@@ -440,10 +453,11 @@ const fusionLegend = `mingru_scan's forward+backward (**fused**) against the unf
 replaces on the same backend: the gates computed and stored, parallel_scan_log's
 forward and backward (**scan**, measured above at the same dims), the gates' gradients.
 The gates' two passes are not timed: they are counted at the backend's copy
-bandwidth (**gate floor** = bench.GateTraffic / copy bandwidth), the least time any
-kernel moving their bytes can take, with no launch cost. So **chain** = scan + gate
-floor is a lower bound on the chain's time, and **speedup** = chain / fused a lower
-bound on what fusion saves. **bytes ratio** is the chain's bytes over mingru_scan's.
+bandwidth, one launch each (**gate floor** = bench.GateTraffic / copy bandwidth +
+2 x the dispatch latency measured above, where the backend has one), the least time
+any two kernels moving their bytes can take. So **chain** = scan + gate floor is a
+lower bound on the chain's time, and **speedup** = chain / fused a lower bound on
+what fusion saves. **bytes ratio** is the chain's bytes over mingru_scan's.
 `
 
 func fusionMarkdown(rows []fusionRow) string {

@@ -43,6 +43,7 @@ type benchFile struct {
 		Fused      float64 `json:"fused_s"`
 		Scan       float64 `json:"scan_s"`
 		GateFloor  float64 `json:"gate_floor_s"`
+		Launches   int     `json:"gate_launches"`
 		Chain      float64 `json:"chain_bound_s"`
 		Speedup    float64 `json:"speedup_bound"`
 		BytesRatio float64 `json:"bytes_ratio"`
@@ -223,12 +224,16 @@ func write(w io.Writer, dir string) error {
 	}
 
 	if len(bf.Fusion) > 0 {
+		launches := ""
+		if bf.Fusion[0].Launches > 0 {
+			launches = fmt.Sprintf(" plus %d launches at the dispatch latency above", bf.Fusion[0].Launches)
+		}
 		fmt.Fprintf(w, "\n## The minGRU cell: mingru_scan against the unfused chain, forward+backward\n\n"+
 			"*fused*: mingru_scan; *scan*: parallel_scan_log at the same dims; *gate floor*: the bytes of the "+
-			"chain's two gate passes (computing the gates, then their gradients) at the copy bandwidth, not timed; "+
+			"chain's two gate passes (computing the gates, then their gradients) at the copy bandwidth%s, not timed; "+
 			"*chain* = scan + gate floor, a lower bound on the chain's time, so *speedup* = chain / fused is a lower "+
 			"bound too; *bytes*: the chain's bytes over mingru_scan's (`scan_bench.md` says more).\n\n"+
-			"| shape | dtype | backend | fused | scan | gate floor | chain | speedup | bytes |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+			"| shape | dtype | backend | fused | scan | gate floor | chain | speedup | bytes |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n", launches)
 		for _, f := range bf.Fusion {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | >= %.2fx | %.2fx |\n",
 				f.Shape, f.DType, f.Backend, dur(f.Fused), dur(f.Scan), dur(f.GateFloor), dur(f.Chain), f.Speedup, f.BytesRatio)
