@@ -84,6 +84,7 @@ type device struct {
 	ctxMu         sync.Mutex
 	ctxFree       []*execCtx
 	ctxAll        []*execCtx // every context made, free or in flight (destroy frees them)
+	ctxTick       uint64     // counts ctxFor's takes (execCtx.used)
 	stageMu       sync.Mutex
 	staging       *buffer
 	stagePtr      unsafe.Pointer

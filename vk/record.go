@@ -150,12 +150,17 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 // waits for its fence. It returns the time between timestamps written
 // before the first dispatch and after the last.
 func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
-	c, err := d.getCtx()
+	gen := d.bufGen.Load()
+	var one *batchOp
+	if len(ops) == 1 && !d.noReplay {
+		one = ops[0]
+	}
+	c, replay, err := d.ctxFor(one, gen)
 	if err != nil {
 		return 0, false, err
 	}
 	defer d.putCtx(c)
-	n, err := d.ready(c, ops)
+	n, err := d.ready(c, ops, replay, gen)
 	if err != nil {
 		return 0, false, err
 	}
@@ -179,12 +184,13 @@ func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
 // ready makes c's command buffer hold ops, ready to submit. A
 // synchronous call in a loop plans the same dispatches on the same
 // buffers each time (outputs come back from the pool or are the
-// caller's): when c's buffer holds exactly those and no buffer has been
-// destroyed since, it is submitted again as it is, with its descriptor
-// sets, and nothing is recorded. Otherwise it records ops anew.
-func (d *device) ready(c *execCtx, ops []*batchOp) (int, error) {
-	gen := d.bufGen.Load()
-	if len(ops) == 1 && !d.noReplay && c.held.matches(ops[0], gen) {
+// caller's). When ctxFor found a context whose buffer holds exactly
+// those, and no buffer has been destroyed since it was recorded (replay),
+// the buffer is submitted again as it is, with its descriptor sets.
+// Otherwise ready records ops anew, and keeps a single operation's
+// recording with the buffer generation gen read before it.
+func (d *device) ready(c *execCtx, ops []*batchOp, replay bool, gen uint64) (int, error) {
+	if replay {
 		d.lastBarriers.Store(c.held.barriers)
 		d.replays.Add(1)
 		return c.held.dispatches, nil

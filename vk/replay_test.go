@@ -14,8 +14,10 @@ import (
 // TestRepeatedCalls: a synchronous call repeated on the same tensors
 // submits the command buffer recorded for the first again, and computes
 // from what its inputs hold at the time, bit for bit as a call recorded
-// anew on the same values. A new output tensor, or a destroyed buffer,
-// makes the next call record anew.
+// anew on the same values, whatever transfers and other calls ran
+// between. Calls alternating between two outputs each find their own
+// recording. A new output tensor, or a destroyed buffer, makes the next
+// call record anew.
 func TestRepeatedCalls(t *testing.T) {
 	b := testBackend(t)
 	d, err := b.device()
@@ -39,24 +41,13 @@ func TestRepeatedCalls(t *testing.T) {
 		}
 		return v
 	}
+	// Start with no recording held: emptying the cache destroys buffers.
+	b.EmptyCache()
 	a, x, h := upload(random(0, 1)), upload(random(-1, 1)), upload(random(-1, 1))
 	defer b.Release(a)
 	defer b.Release(x)
 	defer b.Release(h)
 
-	// aside runs f with the context that the last call recorded into
-	// taken off the free list, so that f's own commands (a staged
-	// transfer, a reference call) go into another and leave its
-	// recording in place.
-	aside := func(f func()) {
-		t.Helper()
-		c, err := d.getCtx()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.putCtx(c)
-		f()
-	}
 	write := func(v scans.Tensor, hv *scans.Host) {
 		t.Helper()
 		if err := d.write(v.(*Tensor).buf, hostBytes(hv)); err != nil {
@@ -73,7 +64,7 @@ func TestRepeatedCalls(t *testing.T) {
 	// the inputs' values ha, hx.
 	check := func(label string, out scans.Tensor, ha, hx *scans.Host) {
 		t.Helper()
-		aside(func() {
+		func() {
 			got, err := b.Download(out)
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +87,7 @@ func TestRepeatedCalls(t *testing.T) {
 					t.Fatalf("%s: element %d is %v, want %v (the call recorded anew)", label, i, g[i], w[i])
 				}
 			}
-		})
+		}()
 	}
 	nan := random(0, 0)
 	for i := range nan.Float32Data() {
@@ -106,7 +97,9 @@ func TestRepeatedCalls(t *testing.T) {
 	call(h) // records
 	for i := range 4 {
 		ha, hx := random(0, 1), random(-1, 1)
-		aside(func() { write(a, ha); write(x, hx); write(h, nan) })
+		write(a, ha)
+		write(x, hx)
+		write(h, nan)
 		before := d.replays.Load()
 		call(h)
 		if d.replays.Load() != before+1 {
@@ -124,16 +117,36 @@ func TestRepeatedCalls(t *testing.T) {
 		t.Fatal("a call with another output tensor submitted the old recording")
 	}
 	ha, hx := random(0, 1), random(-1, 1)
-	aside(func() { write(a, ha); write(x, hx) })
+	write(a, ha)
+	write(x, hx)
 	call(h2)
 	if d.replays.Load() != before+1 {
 		t.Fatal("the repeated call with the new output recorded anew")
 	}
 	check("new output", h2, ha, hx)
 
+	// Outputs that alternate, as two outputs released in the order they
+	// were made come back from the pool: each call finds its recording.
+	for i := range 6 {
+		out := []scans.Tensor{h, h2}[i%2]
+		ha, hx := random(0, 1), random(-1, 1)
+		write(a, ha)
+		write(x, hx)
+		write(out, nan)
+		before := d.replays.Load()
+		call(out)
+		if i >= 2 && d.replays.Load() != before+1 {
+			t.Fatalf("call %d with alternating outputs recorded anew", i)
+		}
+		check("alternating outputs", out, ha, hx)
+	}
+
 	// A destroyed buffer (emptying the cache destroys the pooled ones):
 	// its handle may come back naming another buffer, so the next call
 	// records anew.
+	ha, hx = random(0, 1), random(-1, 1)
+	write(a, ha)
+	write(x, hx)
 	b.EmptyCache()
 	before = d.replays.Load()
 	call(h2)

@@ -26,21 +26,73 @@ type execCtx struct {
 	bars    []bool
 	pending []bufferBinding
 	// open: recording has begun and not ended. held: what the ended
-	// buffer holds, when it may be submitted again (see prepare).
+	// buffer holds, when it may be submitted again (see ready). used:
+	// when ctxFor last took it.
 	open bool
 	held recording
+	used uint64
 }
 
-// getCtx takes a recording context from the free list or makes one.
+// heldCap is how many contexts may hold a synchronous call's recording
+// before a context that holds one is recorded over: enough for a loop
+// whose calls alternate between a few sets of buffers (two outputs
+// released in the order they were made come back from the pool swapped).
+const heldCap = 8
+
+// getCtx takes a free context for work recorded anew (see ctxFor).
 func (d *device) getCtx() (*execCtx, error) {
+	c, _, err := d.ctxFor(nil, 0)
+	return c, err
+}
+
+// ctxFor takes a free recording context. Given an operation, it takes
+// the context whose held recording matches it, if one does (and says
+// so). Otherwise it takes one that holds no recording, else a new one
+// while fewer than heldCap exist, else the one used least recently.
+func (d *device) ctxFor(op *batchOp, gen uint64) (*execCtx, bool, error) {
 	d.ctxMu.Lock()
-	if n := len(d.ctxFree); n > 0 {
-		c := d.ctxFree[n-1]
-		d.ctxFree = d.ctxFree[:n-1]
+	d.ctxTick++
+	tick := d.ctxTick
+	pick, matched := -1, false
+	if op != nil {
+		for i, c := range d.ctxFree {
+			if c.held.matches(op, gen) {
+				pick, matched = i, true
+				break
+			}
+		}
+	}
+	for i := len(d.ctxFree) - 1; pick < 0 && i >= 0; i-- {
+		if !d.ctxFree[i].held.ok {
+			pick = i
+		}
+	}
+	if pick < 0 && len(d.ctxFree) > 0 && len(d.ctxAll) >= heldCap {
+		pick = 0
+		for i, c := range d.ctxFree {
+			if c.used < d.ctxFree[pick].used {
+				pick = i
+			}
+		}
+	}
+	if pick >= 0 {
+		c := d.ctxFree[pick]
+		d.ctxFree = append(d.ctxFree[:pick], d.ctxFree[pick+1:]...)
+		c.used = tick
 		d.ctxMu.Unlock()
-		return c, nil
+		return c, matched, nil
 	}
 	d.ctxMu.Unlock()
+	c, err := d.newCtx()
+	if err != nil {
+		return nil, false, err
+	}
+	c.used = tick
+	return c, false, nil
+}
+
+// newCtx makes a recording context.
+func (d *device) newCtx() (*execCtx, error) {
 	c := &execCtx{}
 	pinfo := &vk.CommandPoolCreateInfo{SType: vk.StructureTypeCommandPoolCreateInfo, QueueFamilyIndex: d.qfam}
 	var pool vk.CommandPool
