@@ -3,6 +3,7 @@
 package vk
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -94,18 +95,25 @@ func TestRepeatedCalls(t *testing.T) {
 		nan.Float32Data()[i] = float32(math.NaN())
 	}
 
-	call(h) // records
-	for i := range 4 {
+	// step writes fresh inputs, and NaN into out, then calls into out and
+	// checks the result; replay: the call must submit a held recording.
+	step := func(out scans.Tensor, label string, replay bool) {
+		t.Helper()
 		ha, hx := random(0, 1), random(-1, 1)
 		write(a, ha)
 		write(x, hx)
-		write(h, nan)
+		write(out, nan)
 		before := d.replays.Load()
-		call(h)
-		if d.replays.Load() != before+1 {
-			t.Fatalf("repeat %d: the call recorded anew", i)
+		call(out)
+		if replay && d.replays.Load() != before+1 {
+			t.Fatalf("%s: the call recorded anew", label)
 		}
-		check("repeat", h, ha, hx)
+		check(label, out, ha, hx)
+	}
+
+	call(h) // records
+	for range 4 {
+		step(h, "repeat", true)
 	}
 
 	// Another output: recorded anew, then repeated.
@@ -116,35 +124,18 @@ func TestRepeatedCalls(t *testing.T) {
 	if d.replays.Load() != before {
 		t.Fatal("a call with another output tensor submitted the old recording")
 	}
-	ha, hx := random(0, 1), random(-1, 1)
-	write(a, ha)
-	write(x, hx)
-	call(h2)
-	if d.replays.Load() != before+1 {
-		t.Fatal("the repeated call with the new output recorded anew")
-	}
-	check("new output", h2, ha, hx)
+	step(h2, "new output", true)
 
 	// Outputs that alternate, as two outputs released in the order they
 	// were made come back from the pool: each call finds its recording.
 	for i := range 6 {
-		out := []scans.Tensor{h, h2}[i%2]
-		ha, hx := random(0, 1), random(-1, 1)
-		write(a, ha)
-		write(x, hx)
-		write(out, nan)
-		before := d.replays.Load()
-		call(out)
-		if i >= 2 && d.replays.Load() != before+1 {
-			t.Fatalf("call %d with alternating outputs recorded anew", i)
-		}
-		check("alternating outputs", out, ha, hx)
+		step([]scans.Tensor{h, h2}[i%2], fmt.Sprintf("alternating outputs, call %d", i), i >= 2)
 	}
 
 	// A destroyed buffer (emptying the cache destroys the pooled ones):
 	// its handle may come back naming another buffer, so the next call
 	// records anew.
-	ha, hx = random(0, 1), random(-1, 1)
+	ha, hx := random(0, 1), random(-1, 1)
 	write(a, ha)
 	write(x, hx)
 	b.EmptyCache()
