@@ -44,10 +44,10 @@
 // WrapBuffer makes a tensor of the caller's VkBuffer without a copy, and
 // Tensor.Buffer and Handles give the backend's objects back.
 //
-// A call waits for its work. A call that repeats the last one on the same
+// A call waits for its work. A call that repeats a recent one on the same
 // tensors (a loop's call, whose outputs come back from the pool or are
-// given) submits the command buffer recorded for it again instead of
-// recording anew. A Queue (NewQueue) records calls into command buffers
+// given) submits the command buffer recorded for that one again instead
+// of recording anew. A Queue (NewQueue) records calls into command buffers
 // submitted without waiting, and Wait waits once.
 // Released device memory is pooled (CachedBytes, EmptyCache); Close frees
 // everything.
