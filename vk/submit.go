@@ -148,6 +148,7 @@ func (d *device) putCtx(c *execCtx) {
 
 // ensureSets makes the context's descriptor pool hold n sets and resets it.
 func (d *device) ensureSets(c *execCtx, n int) error {
+	c.held.ok = false // its descriptor sets go with the pool's reset
 	if n > c.dcap {
 		if c.dpool != vk.NullDescriptorPool {
 			vk.DestroyDescriptorPool(d.dev, c.dpool, nil)
@@ -165,7 +166,6 @@ func (d *device) ensureSets(c *execCtx, n int) error {
 		c.dcap = capacity
 		return nil
 	}
-	c.held.ok = false
 	return check(vk.ResetDescriptorPool(d.dev, c.dpool, 0), "reset descriptor pool")
 }
 
