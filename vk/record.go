@@ -193,13 +193,13 @@ func (d *device) ready(c *execCtx, ops []*batchOp, replay bool, gen uint64) (int
 	if replay {
 		d.lastBarriers.Store(c.held.barriers)
 		d.replays.Add(1)
-		return c.held.dispatches, nil
+		return len(c.held.recs), nil
 	}
 	n, err := d.record(c, ops, false)
 	if err != nil || len(ops) != 1 {
 		return n, err
 	}
-	c.held.keep(ops[0], gen, n, d.lastBarriers.Load())
+	c.held.keep(ops[0], gen, d.lastBarriers.Load())
 	return n, nil
 }
 
@@ -347,14 +347,13 @@ func (d *device) checkOpGuards(ops []*batchOp) error {
 
 // recording is what a context's command buffer was recorded from: one
 // operation's dispatches and poison fills, the device's bufGen at the
-// time, and the counts recording returned.
+// time, and the barriers recording put between them.
 type recording struct {
-	ok         bool
-	gen        uint64
-	recs       []dispatchRec
-	fills      []fillRec
-	dispatches int
-	barriers   int64
+	ok       bool
+	gen      uint64
+	recs     []dispatchRec
+	fills    []fillRec
+	barriers int64
 }
 
 // fillRec is one poison fill as recorded.
@@ -388,13 +387,13 @@ func (r *recording) matches(op *batchOp, gen uint64) bool {
 }
 
 // keep remembers that the context's buffer now holds op's commands.
-func (r *recording) keep(op *batchOp, gen uint64, dispatches int, barriers int64) {
+func (r *recording) keep(op *batchOp, gen uint64, barriers int64) {
 	r.recs = append(r.recs[:0], op.recs...)
 	r.fills = r.fills[:0]
 	for _, o := range op.fills {
 		r.fills = append(r.fills, fillOf(o))
 	}
-	r.gen, r.dispatches, r.barriers, r.ok = gen, dispatches, barriers, true
+	r.gen, r.barriers, r.ok = gen, barriers, true
 }
 
 const (
