@@ -292,6 +292,21 @@ func TestSpecialValuesEmulated(t *testing.T) {
 	conformancetest.TestSpecialValues(t, emulated(t, "TestSpecialValues"))
 }
 
+// TestMingruRangeEmulated runs conformancetest.TestMingruRange on the
+// kernels in the host emulator: mingru_scan's forward in its linear form
+// and in the log-space walk it falls back to.
+func TestMingruRangeEmulated(t *testing.T) {
+	fullTier(t)
+	conformancetest.TestMingruRange(t, emulated(t, "TestMingruRange"))
+}
+
+// TestMingruNegativeH0Emulated runs conformancetest.TestMingruNegativeH0
+// on the kernels in the host emulator.
+func TestMingruNegativeH0Emulated(t *testing.T) {
+	fullTier(t)
+	conformancetest.TestMingruNegativeH0(t, emulated(t, "TestMingruNegativeH0"))
+}
+
 // TestLogRangeEmulated runs conformancetest.TestLogRange on the kernels in the host
 // emulator: parallel_scan_log far outside the benchmark's inputs.
 func TestLogRangeEmulated(t *testing.T) {

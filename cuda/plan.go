@@ -399,11 +399,14 @@ func affineShared(k, v, w, c int, bwd bool) int {
 // 16 chunks rather than 8, so that the blocks fill the device about twice
 // over. DESIGN.md records the measurements.
 func elementwiseChunks(op scans.Op, bwd bool, T, lanes, esize, ch int, occ occupancy) int {
-	if op == scans.OpLinearScan && esize == 4 {
+	// mingru_scan's f32 forward runs in linear_scan's form (kernels/
+	// mingru_scan.cu), so it takes linear_scan's rule.
+	linear := op == scans.OpLinearScan || op == scans.OpMingruScan && !bwd && esize == 4
+	if linear && esize == 4 {
 		occ.threads *= linearF32Oversubscribe
 	}
 	c := chunkCount(T, minChunk, lanes, tile, occ, nil)
-	if logScan(op) && !bwd {
+	if logScan(op) && !bwd && !linear {
 		if esize == 2 {
 			// The 16-bit forwards hold two segments of ch channels: the
 			// current one and the next, loaded ahead.

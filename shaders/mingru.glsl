@@ -81,3 +81,56 @@ vec2 mingru_g(vec2 x, out vec2 dg) {
     dg = vec2(dx, dy);
     return g;
 }
+
+// The linear form of a step, for the forward: h -> a h + b with a = 1 - z
+// = 1 / (1 + e^k) and b = z g(x), z = e^k a. lin_ok tells where every
+// gate it forms is a normal float and the map is as good as the log
+// form's: k <= LIN_RANGE and k >= -LIN_RANGE (or k = -inf: a = 1, b = 0),
+// x >= -LIN_RANGE and finite. False for NaN.
+#define LIN_RANGE 80.0
+
+bool lin_ok(float k, float x) {
+    return k <= LIN_RANGE && (k >= -LIN_RANGE || k == NEG_INF) && x >= -LIN_RANGE && x < POS_INF;
+}
+
+bool lin_ok(vec2 k, vec2 x) {
+    return lin_ok(k.x, x.x) && lin_ok(k.y, x.y);
+}
+
+void lin_gates(float k, float x, out float a, out float b) {
+    float e = exp(k);
+    a = 1.0 / (1.0 + e);
+    float g = x + 0.5;
+    if (x < 0.0) {
+        float ex = exp(x);
+        g = ex / (1.0 + ex);
+    }
+    b = e * a * g;
+}
+
+void lin_gates(vec2 k, vec2 x, out vec2 a, out vec2 b) {
+    float ax, bx, ay, by;
+    lin_gates(k.x, x.x, ax, bx);
+    lin_gates(k.y, x.y, ay, by);
+    a = vec2(ax, ay);
+    b = vec2(bx, by);
+}
+
+// h0 as the linear state: as given where h0 >= 0, NaN for a negative or
+// NaN h0 (so is every output of its lane).
+float lin_state(float h) {
+    return h >= 0.0 ? h : uintBitsToFloat(0x7fc00000u);
+}
+
+vec2 lin_state(vec2 h) {
+    return vec2(lin_state(h.x), lin_state(h.y));
+}
+
+// Whether a product of decays is still a normal float.
+bool all_normal(float p) {
+    return p >= 1.17549435e-38;
+}
+
+bool all_normal(vec2 p) {
+    return all_normal(p.x) && all_normal(p.y);
+}

@@ -13,62 +13,95 @@ import (
 )
 
 // TestMingruRange runs mingru_scan on b, forward and backward, with
-// pre-activations where the linear form of the gates leaves the float
-// range: k of magnitude 50 to 100 (1 - z or z below 2^-70) and x of
-// magnitude 5e3 to 1.5e4 (g(x) = x + 0.5, or sigmoid(x) = 0), each in
-// about half the elements, the rest standard normal; h0 given. T = 40 and
-// 300 reach the chunked paths of the GPU kernels. f32 is held to the
-// float64 reference, the 16-bit types to the backend's reference on the
-// same inputs, both with the op's gates; every output must be finite.
+// pre-activations far from the benchmark's, in about half the elements
+// each (the rest standard normal; h0 given), in two ranges:
+//
+//   - beyond: where the linear form of the gates leaves the float range,
+//     k of magnitude 50 to 100 (1 - z or z below 2^-70) and x of
+//     magnitude 5e3 to 1.5e4 (g(x) = x + 0.5, or sigmoid(x) = 0);
+//   - within: where every gate is still a normal float, k of magnitude
+//     up to 80 and x in (-80, 1.5e4), so that the products of the decays
+//     over a few steps are not.
+//
+// T = 13 runs the GPU kernels unchunked, T = 40 and 300 chunked. f32 is held
+// to the float64 reference, the 16-bit types to the backend's reference
+// on the same inputs, both with the op's gates; every output must be
+// finite.
 func TestMingruRange(t *testing.T, b scans.Backend) {
 	t.Helper()
 	_, seed := checkStart(t, b)
-	op := scans.OpMingruScan
-	for _, T := range []int{40, 300} {
-		for _, dt := range scans.DTypes {
-			ref := reference.New()
-			if dt != scans.F32 {
-				ref = conformance.ReferenceFor(b)
+	ranges := []struct {
+		name string
+		k, x func(r *rand.Rand) float64
+	}{
+		{"beyond", func(r *rand.Rand) float64 { return sign(r) * (50 + 50*r.Float64()) },
+			func(r *rand.Rand) float64 { return sign(r) * (5e3 + 1e4*r.Float64()) }},
+		{"within", func(r *rand.Rand) float64 { return sign(r) * 80 * r.Float64() },
+			func(r *rand.Rand) float64 {
+				if r.IntN(2) == 0 {
+					return -80 * r.Float64()
+				}
+				return 1.5e4 * r.Float64()
+			}},
+	}
+	for ri, rg := range ranges {
+		for _, T := range []int{13, 40, 300} {
+			for _, dt := range scans.DTypes {
+				mingruRange(t, b, seed, rg.name, rg.k, rg.x, uint64(ri*1000+T*10+int(dt)), T, dt)
 			}
-			d := scans.Dims{B: 3, T: T, N: 6, K: 1, V: 1}
-			rng := rand.New(rand.NewPCG(seed, uint64(T*10+int(dt))))
-			in, err := bench.InputsInit(op, d, dt, bench.Typical, true, rng)
+		}
+	}
+}
+
+// sign is -1 or 1, at random.
+func sign(r *rand.Rand) float64 { return float64(2*r.IntN(2) - 1) }
+
+// mingruRange is one row of TestMingruRange: about half the elements of
+// k and x drawn by kv and xv.
+func mingruRange(t *testing.T, b scans.Backend, seed uint64, name string, kv, xv func(*rand.Rand) float64,
+	stream uint64, T int, dt scans.DType) {
+	t.Helper()
+	op := scans.OpMingruScan
+	ref := reference.New()
+	if dt != scans.F32 {
+		ref = conformance.ReferenceFor(b)
+	}
+	d := scans.Dims{B: 3, T: T, N: 6, K: 1, V: 1}
+	rng := rand.New(rand.NewPCG(seed, stream))
+	in, err := bench.InputsInit(op, d, dt, bench.Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, x := in.Args[0], in.Args[1]
+	for i := range k.Len() {
+		if rng.IntN(2) == 0 {
+			k.Set(i, float32(kv(rng)))
+		}
+		if rng.IntN(2) == 0 {
+			x.Set(i, float32(xv(rng)))
+		}
+	}
+	for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
+		label := fmt.Sprintf("%s %s %v T=%d %s", op, dir, dt, T, name)
+		var h *scans.Host
+		if dir == scans.Backward {
+			out, err := bench.Run(ref, op, scans.Forward, in, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			k, x := in.Args[0], in.Args[1]
-			sign := func() float64 { return float64(2*rng.IntN(2) - 1) }
-			for i := range k.Len() {
-				if rng.IntN(2) == 0 {
-					k.Set(i, float32(sign()*(50+50*rng.Float64())))
-				}
-				if rng.IntN(2) == 0 {
-					x.Set(i, float32(sign()*(5e3+1e4*rng.Float64())))
-				}
-			}
-			for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
-				label := fmt.Sprintf("%s %s %v T=%d", op, dir, dt, T)
-				var h *scans.Host
-				if dir == scans.Backward {
-					out, err := bench.Run(ref, op, scans.Forward, in, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					h = out[0]
-				}
-				want, err := bench.Run(ref, op, dir, in, h)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := bench.Run(b, op, dir, in, h)
-				if err != nil {
-					t.Fatalf("%s: %v", label, err)
-				}
-				atol, rtol := conformance.Gate(op, dir, dt)
-				if n := matchIEEE(t, label, want, got, atol, rtol); n != 0 {
-					t.Errorf("%s: %d outputs of the reference are not finite", label, n)
-				}
-			}
+			h = out[0]
+		}
+		want, err := bench.Run(ref, op, dir, in, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := bench.Run(b, op, dir, in, h)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		atol, rtol := conformance.Gate(op, dir, dt)
+		if n := matchIEEE(t, label, want, got, atol, rtol); n != 0 {
+			t.Errorf("%s: %d outputs of the reference are not finite", label, n)
 		}
 	}
 }

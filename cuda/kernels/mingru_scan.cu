@@ -85,6 +85,133 @@ struct MingruFwd {
     }
 };
 
+// MINGRU_LIN_RANGE bounds the pre-activations of the forward's linear
+// form: |k| and -x at most this keep e^k, e^x and every gate formed from
+// them normal floats.
+#define MINGRU_LIN_RANGE 80.0f
+
+// FLT_MIN_NORMAL is the least normal float.
+#define FLT_MIN_NORMAL 1.17549435e-38f
+
+// lin_ok reports whether a step's linear form (lin_gates) is as good as
+// the log form's: k <= MINGRU_LIN_RANGE and k >= -MINGRU_LIN_RANGE (or k =
+// -Inf: a = 1, b = 0), x >= -MINGRU_LIN_RANGE and finite. False for NaN.
+__device__ __forceinline__ bool lin_ok(float k, float x) {
+    return k <= MINGRU_LIN_RANGE && (k >= -MINGRU_LIN_RANGE || k == -INFINITY) && x >= -MINGRU_LIN_RANGE &&
+           x < INFINITY;
+}
+
+// lin_gates turns a step's pre-activations into its linear map h -> a h +
+// b in place (k becomes a, x becomes b): a = 1 - z = 1 / (1 + e^k), b = z
+// g(x), z = e^k a.
+__device__ __forceinline__ void lin_gates(float& k, float& x) {
+    const float e = exp_fast(k);
+    const float a = 1.0f / (1.0f + e);
+    float g = x + 0.5f;
+    if (x < 0.0f) {
+        const float ex = exp_fast(x);
+        g = ex / (1.0f + ex);
+    }
+    k = a;
+    x = e * a * g;
+}
+
+// mingru_fwd is the forward (f32, one channel a thread) in the lane and
+// chunk layout of linear_scan (elementwise.cuh). Where every gate of a
+// chunk is a normal float (lin_ok), its steps are taken in the linear form
+// h -> a h + b: a convex combination of the last state and g(x), so it
+// neither overflows nor underflows, with no exponential or logarithm a
+// step but the gates' own. A chunk with a step outside that range, or
+// whose product of decays is no longer a normal float, publishes a NaN
+// aggregate: the fold then fails and the segment walks the log-space
+// recurrence (logaddexp) from memory, so that it neither overflows nor
+// underflows where the linear form would, and NaN and Inf come out as in
+// the sequential reference. The carry between segments is h itself.
+template <int DT>
+__device__ __forceinline__ void mingru_fwd(const void* __restrict__ k, const void* __restrict__ x,
+                                           const void* __restrict__ h0, void* __restrict__ h, i64 T, i64 D) {
+    DYNAMIC_SHARED(agg);
+    Lane l = lane_of<1>(T, D);
+    const i64 base = l.b * T * D + l.d;
+    float carry = 0.0f;  // h entering the segment; NaN for a negative or NaN h0
+    if (l.on && h0 != nullptr) {
+        const float v = ld<DT>(h0, l.b * D + l.d);
+        carry = v >= 0.0f ? v : NAN;
+    }
+    const i64 span = (i64)l.C * SEG_FWD;
+    for (i64 s0 = 0; s0 < T; s0 += span) {
+        const i64 t0 = s0 + (i64)l.c * SEG_FWD;
+        const i64 o = base + t0 * D;
+        const int n = steps_in(l, t0, T, SEG_FWD);
+        // Steps past T are (k = -Inf, x = 0): a = 1, b = 0.
+        float av[SEG_FWD], bv[SEG_FWD];
+        ld_steps<DT>(k, o, D, 0, n, -INFINITY, av);
+        ld_steps<DT>(x, o, D, 0, n, 0.0f, bv);
+        bool lin = true;
+#pragma unroll
+        for (int r = 0; r < SEG_FWD; r++) {
+            lin = lin && lin_ok(av[r], bv[r]);
+            lin_gates(av[r], bv[r]);
+        }
+        float hc = carry;
+        bool seq = !lin;
+        if (l.C > 1) {
+            float Pc = 1.0f, Q = 0.0f;
+#pragma unroll
+            for (int r = 0; r < SEG_FWD; r++) {
+                Q = fmaf(av[r], Q, bv[r]);
+                Pc *= av[r];
+            }
+            if (!lin || !(Pc >= FLT_MIN_NORMAL)) {
+                Pc = NAN;
+            }
+            agg[l.c * TILE + l.j] = Pc;
+            agg[(l.C + l.c) * TILE + l.j] = Q;
+            __syncthreads();
+            for (int i = 0; i < l.c; i++) {
+                hc = fmaf(agg[i * TILE + l.j], hc, agg[(l.C + i) * TILE + l.j]);
+            }
+            float next = hc;
+            for (int i = l.c; i < l.C; i++) {
+                next = fmaf(agg[i * TILE + l.j], next, agg[(l.C + i) * TILE + l.j]);
+            }
+            __syncthreads();
+            // An fma with a non-finite operand is not finite: a finite fold
+            // of all C means every aggregate and the carry were.
+            seq = !is_finite(next);
+            if (!seq) {
+                carry = next;
+            }
+        }
+        if (seq) {
+            if (l.on) {
+                const i64 te = s0 + span < T ? s0 + span : T;
+                float m = log_state(carry);
+                for (i64 t = s0; t < te; t++) {
+                    const i64 e = base + t * D;
+                    float c = ld<DT>(k, e), v = ld<DT>(x, e);
+                    MingruFwd::gates(c, v);
+                    m = logaddexp(c + m, v);
+                    if (t >= t0 && t < t0 + n) {
+                        st<DT>(h, e, exp_fast(m));
+                    }
+                }
+                carry = exp_fast(m);
+            }
+            continue;
+        }
+#pragma unroll
+        for (int r = 0; r < SEG_FWD; r++) {
+            hc = fmaf(av[r], hc, bv[r]);
+            bv[r] = hc;
+        }
+        st_steps<DT>(h, o, D, n, bv);
+        if (l.C == 1) {
+            carry = hc;
+        }
+    }
+}
+
 // MingruBwd is the backward policy (logscan.cuh): c = k, v = x; h0 and
 // dh0 are both null or both not.
 struct MingruBwd {
@@ -155,7 +282,7 @@ struct MingruBwd {
 
 extern "C" __global__ void __launch_bounds__(1024, 1)
     mingru_scan_fwd_f32(const void* k, const void* x, const void* h0, void* h, i64 T, i64 D) {
-    log_fwd<DT_F32>(MingruFwd{k, x, h0}, h, T, D);
+    mingru_fwd<DT_F32>(k, x, h0, h, T, D);
 }
 MINGRU_SCAN_BWD(f32, DT_F32)
 MINGRU_SCAN_FWD16(f16, DT_F16)
