@@ -456,7 +456,8 @@ func logPairs(op scans.Op, b, T, n int, occ occupancy) bool {
 
 // logScan reports whether op runs on the log-space scan's kernels
 // (kernels/logscan.cuh): parallel_scan_log, and mingru_scan, which forms
-// its log coefficients and values from its gates as it loads them.
+// its log coefficients and values from its gates as it loads them (but
+// for its f32 forward, which runs in linear form: kernels/mingru_scan.cu).
 func logScan(op scans.Op) bool {
 	return op == scans.OpParallelScanLog || op == scans.OpMingruScan
 }
