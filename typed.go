@@ -124,10 +124,10 @@ func (t Typed) GivensScanBackward(theta, sigma, x, h0, h, dh Tensor) (dTheta, dS
 //	z_t = sigmoid(k_t),  g(x) = x + 0.5 for x >= 0, sigmoid(x) for x < 0,
 //	h_t = (1 - z_t) h_{t-1} + z_t g(x_t),  h_{-1} = h0 (zeros when nil),
 //
-// with the gates formed where k and x are loaded, never stored. It is
-// exact where the linear form over- or underflows: the kernels take the
-// linear form only where every gate is a normal float, and SPEC's
-// log-space recurrence elsewhere. h0 must be >= 0: a negative entry makes
+// with the gates formed where k and x are loaded, never stored. It stays
+// accurate for any k and x: the kernels take the linear form only where
+// every gate is a normal float, and SPEC's log-space recurrence
+// elsewhere. h0 must be >= 0: a negative entry makes
 // its lane of h NaN. h is (B,T,D).
 func (t Typed) MingruScan(k, x, h0 Tensor) (h Tensor, err error) {
 	return t.one(OpMingruScan, k, x, h0)
