@@ -83,22 +83,7 @@ func mingruRange(t *testing.T, b scans.Backend, seed uint64, name string, kv, xv
 	}
 	for _, dir := range []scans.Direction{scans.Forward, scans.Backward} {
 		label := fmt.Sprintf("%s %s %v T=%d %s", op, dir, dt, T, name)
-		var h *scans.Host
-		if dir == scans.Backward {
-			out, err := bench.Run(ref, op, scans.Forward, in, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h = out[0]
-		}
-		want, err := bench.Run(ref, op, dir, in, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := bench.Run(b, op, dir, in, h)
-		if err != nil {
-			t.Fatalf("%s: %v", label, err)
-		}
+		want, got := againstRef(t, ref, b, op, dir, in, label)
 		atol, rtol := conformance.Gate(op, dir, dt)
 		if n := matchIEEE(t, label, want, got, atol, rtol); n != 0 {
 			t.Errorf("%s: %d outputs of the reference are not finite", label, n)

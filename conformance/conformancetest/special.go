@@ -72,22 +72,7 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 				x := in.Args[(draw/2)%len(in.Args)]
 				per := x.Len() / d.B
 				x.Set(per+rng.IntN(per), sp)
-				var h *scans.Host
-				if dir == scans.Backward {
-					out, err := bench.Run(ref, op, scans.Forward, in, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					h = out[0]
-				}
-				want, err := bench.Run(ref, op, dir, in, h)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := bench.Run(b, op, dir, in, h)
-				if err != nil {
-					t.Fatalf("%s %s %v %v: %v", op, dir, c.dt, sp, err)
-				}
+				want, got := againstRef(t, ref, b, op, dir, in, fmt.Sprintf("%s %s %v %v", op, dir, c.dt, sp))
 				atol, rtol := conformance.Gate(op, dir, c.dt)
 				nonFinite := matchIEEE(t, fmt.Sprintf("%s %s %v with %v", op, dir, c.dt, sp), want, got, atol, rtol)
 				if nonFinite == 0 && math.IsNaN(float64(sp)) && draw < 2 {
@@ -133,4 +118,29 @@ func matchIEEE(t *testing.T, label string, want, got []*scans.Host, atol, rtol f
 		}
 	}
 	return nonFinite
+}
+
+// againstRef runs op in direction dir on in, on the reference ref and on
+// b, and returns both results. The backward takes h from ref's forward.
+// It ends the test where either fails; label names the row.
+func againstRef(t *testing.T, ref, b scans.Backend, op scans.Op, dir scans.Direction, in *bench.InputSet,
+	label string) (want, got []*scans.Host) {
+	t.Helper()
+	var h *scans.Host
+	if dir == scans.Backward {
+		out, err := bench.Run(ref, op, scans.Forward, in, nil)
+		if err != nil {
+			t.Fatalf("%s: the reference's forward: %v", label, err)
+		}
+		h = out[0]
+	}
+	want, err := bench.Run(ref, op, dir, in, h)
+	if err != nil {
+		t.Fatalf("%s: the reference: %v", label, err)
+	}
+	got, err = bench.Run(b, op, dir, in, h)
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	return want, got
 }

@@ -189,9 +189,7 @@ __device__ __forceinline__ void mingru_fwd(const void* __restrict__ k, const voi
                 float m = log_state(carry);
                 for (i64 t = s0; t < te; t++) {
                     const i64 e = base + t * D;
-                    float c = ld<DT>(k, e), v = ld<DT>(x, e);
-                    MingruFwd::gates(c, v);
-                    m = logaddexp(c + m, v);
+                    m = step_from_memory<DT>(MingruFwd{k, x, h0}, e, e, m);
                     if (t >= t0 && t < t0 + n) {
                         st<DT>(h, e, exp_fast(m));
                     }
