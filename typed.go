@@ -125,7 +125,7 @@ func (t Typed) GivensScanBackward(theta, sigma, x, h0, h, dh Tensor) (dTheta, dS
 //	h_t = (1 - z_t) h_{t-1} + z_t g(x_t),  h_{-1} = h0 (zeros when nil),
 //
 // with the gates formed where k and x are loaded, never stored. It stays
-// accurate for any k and x: the kernels take the linear form only where
+// accurate for any k and x: a kernel takes the linear form only where
 // every gate is a normal float, and SPEC's log-space recurrence
 // elsewhere. h0 must be >= 0: a negative entry makes
 // its lane of h NaN. h is (B,T,D).
