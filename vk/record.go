@@ -8,6 +8,7 @@ package vk
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"time"
 	"unsafe"
@@ -351,6 +352,7 @@ func (d *device) checkOpGuards(ops []*batchOp) error {
 type recording struct {
 	ok       bool
 	gen      uint64
+	key      uint64 // the digest of recs and fills (batchOp.digest)
 	recs     []dispatchRec
 	fills    []fillRec
 	barriers int64
@@ -367,10 +369,12 @@ func fillOf(o operand) fillRec {
 	return fillRec{buf: o.buf.buf, offset: o.buf.offset, size: o.buf.size, poison: o.poison}
 }
 
-// matches says whether r holds exactly op's commands and no buffer has
-// been destroyed or wrapped since it was recorded (gen).
-func (r *recording) matches(op *batchOp, gen uint64) bool {
-	if !r.ok || r.gen != gen || len(r.recs) != len(op.recs) || len(r.fills) != len(op.fills) {
+// matches says whether r holds exactly op's commands, whose digest is
+// key, and no buffer has been destroyed or wrapped since it was recorded
+// (gen). The digest tells most other recordings apart at the cost of one
+// comparison.
+func (r *recording) matches(op *batchOp, key, gen uint64) bool {
+	if !r.ok || r.key != key || r.gen != gen || len(r.recs) != len(op.recs) || len(r.fills) != len(op.fills) {
 		return false
 	}
 	for i := range op.recs {
@@ -393,7 +397,24 @@ func (r *recording) keep(op *batchOp, gen uint64, barriers int64) {
 	for _, o := range op.fills {
 		r.fills = append(r.fills, fillOf(o))
 	}
-	r.gen, r.barriers, r.ok = gen, barriers, true
+	r.key, r.gen, r.barriers, r.ok = op.digest(), gen, barriers, true
+}
+
+// digestSeed seeds batchOp.digest for the life of the process.
+var digestSeed = maphash.MakeSeed()
+
+// digest is a hash of op's dispatches and fills: equal for equal
+// commands.
+func (op *batchOp) digest() uint64 {
+	var h maphash.Hash
+	h.SetSeed(digestSeed)
+	for _, r := range op.recs {
+		maphash.WriteComparable(&h, r)
+	}
+	for _, o := range op.fills {
+		maphash.WriteComparable(&h, fillOf(o))
+	}
+	return h.Sum64()
 }
 
 const (

@@ -158,37 +158,120 @@ func TestRecordingMatches(t *testing.T) {
 	rec.gx, rec.gy = 1+r.Uint32N(100), 1
 	op := &batchOp{recs: []dispatchRec{rec, rec}}
 	var held recording
-	if held.matches(op, 0) {
+	if held.matches(op, op.digest(), 0) {
 		t.Fatal("an empty recording matches")
 	}
 	held.keep(op, 7, 1)
-	if !held.matches(op, 7) {
+	if !held.matches(op, op.digest(), 7) {
 		t.Fatal("the kept operation does not match")
 	}
-	if held.matches(op, 8) {
+	if held.matches(op, op.digest()+1, 7) {
+		t.Fatal("matches with another digest")
+	}
+	if held.matches(op, op.digest(), 8) {
 		t.Fatal("matches after the buffer generation moved")
 	}
 	other := &batchOp{recs: slices.Clone(op.recs)}
 	other.recs[1].push[2]++
-	if held.matches(other, 7) {
+	if held.matches(other, other.digest(), 7) {
 		t.Fatal("matches with other push constants")
 	}
 	other = &batchOp{recs: slices.Clone(op.recs)}
 	other.recs[0].gy++
-	if held.matches(other, 7) {
+	if held.matches(other, other.digest(), 7) {
 		t.Fatal("matches with another grid")
 	}
-	if held.matches(&batchOp{recs: op.recs[:1]}, 7) {
+	fewer := &batchOp{recs: op.recs[:1]}
+	if held.matches(fewer, fewer.digest(), 7) {
 		t.Fatal("matches with fewer dispatches")
 	}
 	buf := &buffer{size: 64}
 	op.fills = []operand{{buf: buf, poison: 0x7fc00000}}
-	if held.matches(op, 7) {
+	if held.matches(op, op.digest(), 7) {
 		t.Fatal("matches with a poison fill added")
 	}
 	held.keep(op, 7, 1)
 	buf.size = 128
-	if held.matches(op, 7) {
+	if held.matches(op, op.digest(), 7) {
 		t.Fatal("matches a fill of another size")
+	}
+}
+
+// TestStepReplays: the calls of a training step, made synchronously with
+// pooled outputs that are released when the step ends, each submit a
+// held recording from the third step on: 8 layers of linear_scan and
+// parallel_scan_log forward, each layer's output the next one's input,
+// then their backwards in reverse order.
+func TestStepReplays(t *testing.T) {
+	b := testBackend(t)
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := seeded(t)
+	const B, T, D, layers = 2, 17, 9, 8
+	random := func(lo, hi float32, shape ...int) scans.Tensor {
+		t.Helper()
+		h, _ := scans.NewHost(scans.F32, shape...)
+		for i := range h.Float32Data() {
+			h.Float32Data()[i] = lo + (hi-lo)*r.Float32()
+		}
+		v, err := b.Upload(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	var ins []scans.Tensor
+	for range layers {
+		ins = append(ins, random(0.5, 1, B, T, D), random(-1, 0, B, T, D), random(-1, 0, B, T+1, D))
+	}
+	x, dh := random(-1, 1, B, T, D), random(-1, 1, B, T, D)
+	defer func() {
+		for _, v := range append(ins, x, dh) {
+			b.Release(v)
+		}
+	}()
+	run := func(op scans.Op, dir scans.Direction, args ...scans.Tensor) []scans.Tensor {
+		t.Helper()
+		out, err := b.Run(&scans.Call{Op: op, Dir: dir, Args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	step := func() (calls int) {
+		var held []scans.Tensor
+		hs := []scans.Tensor{x} // hs[l] is layer l's input, hs[l+1] its output
+		for l := range layers {
+			a, lc, lv := ins[3*l], ins[3*l+1], ins[3*l+2]
+			h := run(scans.OpLinearScan, scans.Forward, a, hs[l], nil)[0]
+			hs = append(hs, h)
+			p := run(scans.OpParallelScanLog, scans.Forward, lc, lv)[0]
+			held = append(held, h, p)
+		}
+		g := dh
+		for l := layers - 1; l >= 0; l-- {
+			a, lc, lv := ins[3*l], ins[3*l+1], ins[3*l+2]
+			held = append(held, run(scans.OpParallelScanLog, scans.Backward, lc, lv, hs[l+1], g)...)
+			grads := run(scans.OpLinearScan, scans.Backward, a, hs[l], nil, hs[l+1], g)
+			held = append(held, grads...)
+			g = grads[1]
+		}
+		for _, v := range held {
+			if v != nil {
+				b.Release(v)
+			}
+		}
+		return 4 * layers
+	}
+	for i := range 4 {
+		before := d.replays.Load()
+		n := step()
+		got := d.replays.Load() - before
+		t.Logf("step %d: %d of %d calls replayed", i, got, n)
+		if i >= 2 && got != int64(n) {
+			t.Errorf("step %d: %d of its %d calls submitted a held recording", i, got, n)
+		}
 	}
 }

@@ -34,10 +34,11 @@ type execCtx struct {
 }
 
 // heldCap is how many contexts may hold a synchronous call's recording
-// before a context that holds one is recorded over: enough for a loop
-// whose calls alternate between a few sets of buffers (two outputs
-// released in the order they were made come back from the pool swapped).
-const heldCap = 8
+// before a context that holds one is recorded over: enough for a
+// training step of 32 calls whose outputs, released when the step ends,
+// come back from the pool in one order and then in the other (the pool
+// hands out the buffer released last first).
+const heldCap = 64
 
 // getCtx takes a free context for work recorded anew (see ctxFor).
 func (d *device) getCtx() (*execCtx, error) {
@@ -55,8 +56,9 @@ func (d *device) ctxFor(op *batchOp, gen uint64) (*execCtx, bool, error) {
 	tick := d.ctxTick
 	pick, matched := -1, false
 	if op != nil {
+		key := op.digest()
 		for i, c := range d.ctxFree {
-			if c.held.matches(op, gen) {
+			if c.held.matches(op, key, gen) {
 				pick, matched = i, true
 				break
 			}
