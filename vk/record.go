@@ -153,15 +153,19 @@ func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, er
 func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
 	gen := d.bufGen.Load()
 	var one *batchOp
-	if len(ops) == 1 && !d.noReplay {
-		one = ops[0]
+	var key uint64
+	if len(ops) == 1 {
+		key = ops[0].digest()
+		if !d.noReplay {
+			one = ops[0]
+		}
 	}
-	c, replay, err := d.ctxFor(one, gen)
+	c, replay, err := d.ctxFor(one, key, gen)
 	if err != nil {
 		return 0, false, err
 	}
 	defer d.putCtx(c)
-	n, err := d.ready(c, ops, replay, gen)
+	n, err := d.ready(c, ops, replay, key, gen)
 	if err != nil {
 		return 0, false, err
 	}
@@ -189,8 +193,9 @@ func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
 // those, and no buffer has been destroyed since it was recorded (replay),
 // the buffer is submitted again as it is, with its descriptor sets.
 // Otherwise ready records ops anew, and keeps a single operation's
-// recording with the buffer generation gen read before it.
-func (d *device) ready(c *execCtx, ops []*batchOp, replay bool, gen uint64) (int, error) {
+// recording with its digest key and the buffer generation gen read
+// before it.
+func (d *device) ready(c *execCtx, ops []*batchOp, replay bool, key, gen uint64) (int, error) {
 	if replay {
 		d.lastBarriers.Store(c.held.barriers)
 		d.replays.Add(1)
@@ -200,7 +205,7 @@ func (d *device) ready(c *execCtx, ops []*batchOp, replay bool, gen uint64) (int
 	if err != nil || len(ops) != 1 {
 		return n, err
 	}
-	c.held.keep(ops[0], gen, d.lastBarriers.Load())
+	c.held.keep(ops[0], key, gen, d.lastBarriers.Load())
 	return n, nil
 }
 
@@ -390,14 +395,15 @@ func (r *recording) matches(op *batchOp, key, gen uint64) bool {
 	return true
 }
 
-// keep remembers that the context's buffer now holds op's commands.
-func (r *recording) keep(op *batchOp, gen uint64, barriers int64) {
+// keep remembers that the context's buffer now holds op's commands,
+// whose digest is key.
+func (r *recording) keep(op *batchOp, key, gen uint64, barriers int64) {
 	r.recs = append(r.recs[:0], op.recs...)
 	r.fills = r.fills[:0]
 	for _, o := range op.fills {
 		r.fills = append(r.fills, fillOf(o))
 	}
-	r.key, r.gen, r.barriers, r.ok = op.digest(), gen, barriers, true
+	r.key, r.gen, r.barriers, r.ok = key, gen, barriers, true
 }
 
 // digestSeed seeds batchOp.digest for the life of the process.

@@ -161,7 +161,7 @@ func TestRecordingMatches(t *testing.T) {
 	if held.matches(op, op.digest(), 0) {
 		t.Fatal("an empty recording matches")
 	}
-	held.keep(op, 7, 1)
+	held.keep(op, op.digest(), 7, 1)
 	if !held.matches(op, op.digest(), 7) {
 		t.Fatal("the kept operation does not match")
 	}
@@ -190,7 +190,7 @@ func TestRecordingMatches(t *testing.T) {
 	if held.matches(op, op.digest(), 7) {
 		t.Fatal("matches with a poison fill added")
 	}
-	held.keep(op, 7, 1)
+	held.keep(op, op.digest(), 7, 1)
 	buf.size = 128
 	if held.matches(op, op.digest(), 7) {
 		t.Fatal("matches a fill of another size")

@@ -42,21 +42,20 @@ const heldCap = 64
 
 // getCtx takes a free context for work recorded anew (see ctxFor).
 func (d *device) getCtx() (*execCtx, error) {
-	c, _, err := d.ctxFor(nil, 0)
+	c, _, err := d.ctxFor(nil, 0, 0)
 	return c, err
 }
 
-// ctxFor takes a free recording context. Given an operation, it takes
-// the context whose held recording matches it, if one does (and says
-// so). Otherwise it takes one that holds no recording, else a new one
+// ctxFor takes a free recording context. Given an operation and its
+// digest key, it takes the context whose held recording matches it, if
+// one does (and says so). Otherwise it takes one that holds no recording, else a new one
 // while fewer than heldCap exist, else the one used least recently.
-func (d *device) ctxFor(op *batchOp, gen uint64) (*execCtx, bool, error) {
+func (d *device) ctxFor(op *batchOp, key, gen uint64) (*execCtx, bool, error) {
 	d.ctxMu.Lock()
 	d.ctxTick++
 	tick := d.ctxTick
 	pick, matched := -1, false
 	if op != nil {
-		key := op.digest()
 		for i, c := range d.ctxFree {
 			if c.held.matches(op, key, gen) {
 				pick, matched = i, true

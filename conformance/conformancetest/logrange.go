@@ -93,16 +93,9 @@ func TestLogRange(t *testing.T, b scans.Backend) {
 				for i := range lv.Len() {
 					lv.Set(i, float32(lr.lv(rng, i/d.N%(d.T+1))))
 				}
-				want, err := bench.Run(ref, op, scans.Forward, in, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := bench.Run(b, op, scans.Forward, in, nil)
-				if err != nil {
-					t.Fatalf("%s %v %s: %v", op, dt, lr.name, err)
-				}
-				atol, rtol := conformance.Gate(op, scans.Forward, dt)
 				label := fmt.Sprintf("%s %v T=%d %s", op, dt, T, lr.name)
+				want, got := againstRef(t, ref, b, op, scans.Forward, in, label)
+				atol, rtol := conformance.Gate(op, scans.Forward, dt)
 				nonFinite := matchIEEE(t, label, want, got, atol, rtol)
 				if lr.overflow && nonFinite == 0 {
 					t.Errorf("%s: no output overflowed; the regime was not exercised", label)
