@@ -195,7 +195,10 @@ for m in $modes; do
     ;;
   ab)
     echo "== scanbench A/B: $(cat .build/commit 2>/dev/null) against the base"
-    sides="new base"
+    # The base may come as a variant instead (VARIANTS="<base> ...", one
+    # archive for all of them, smaller than base.txz beside variants.txz).
+    sides=new
+    [ -x .build/base-scanbench ] && sides="$sides base"
     [ -f .build/variants.txt ] && sides="$sides $(awk '{print $1}' .build/variants.txt | tr '\n' ' ')"
     for i in $(seq "${AB_ROUNDS:-2}"); do
       for v in $sides; do
