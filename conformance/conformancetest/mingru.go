@@ -21,7 +21,10 @@ import (
 //     magnitude 5e3 to 1.5e4 (g(x) = x + 0.5, or sigmoid(x) = 0);
 //   - within: where every gate is still a normal float, k of magnitude
 //     up to 80 and x in (-80, 1.5e4), so that the products of the decays
-//     over a few steps are not.
+//     over a few steps are not;
+//   - k beyond: k of magnitude 80 to 100 and x as in within, so that only
+//     k leaves the linear form's range (e^k overflows past 88.7): a
+//     kernel that bounds k too loosely computes 0 * Inf there.
 //
 // T = 13 runs the GPU kernels unchunked, T = 40 and 300 chunked. f32 is held
 // to the float64 reference, the 16-bit types to the backend's reference
@@ -37,12 +40,9 @@ func TestMingruRange(t *testing.T, b scans.Backend) {
 		{"beyond", func(r *rand.Rand) float64 { return sign(r) * (50 + 50*r.Float64()) },
 			func(r *rand.Rand) float64 { return sign(r) * (5e3 + 1e4*r.Float64()) }},
 		{"within", func(r *rand.Rand) float64 { return sign(r) * 80 * r.Float64() },
-			func(r *rand.Rand) float64 {
-				if r.IntN(2) == 0 {
-					return -80 * r.Float64()
-				}
-				return 1.5e4 * r.Float64()
-			}},
+			withinX},
+		{"k beyond", func(r *rand.Rand) float64 { return sign(r) * (80 + 20*r.Float64()) },
+			withinX},
 	}
 	for ri, rg := range ranges {
 		for _, T := range []int{13, 40, 300} {
@@ -51,6 +51,15 @@ func TestMingruRange(t *testing.T, b scans.Backend) {
 			}
 		}
 	}
+}
+
+// withinX draws x in (-80, 1.5e4), where g(x) is a normal float: below
+// zero or above it, with even odds.
+func withinX(r *rand.Rand) float64 {
+	if r.IntN(2) == 0 {
+		return -80 * r.Float64()
+	}
+	return 1.5e4 * r.Float64()
 }
 
 // sign is -1 or 1, at random.
