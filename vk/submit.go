@@ -48,8 +48,9 @@ func (d *device) getCtx() (*execCtx, error) {
 
 // ctxFor takes a free recording context. Given an operation and its
 // digest key, it takes the context whose held recording matches it, if
-// one does (and says so). Otherwise it takes one that holds no recording, else a new one
-// while fewer than heldCap exist, else the one used least recently.
+// one does (and says so). Otherwise it takes one that holds no
+// recording, else a new one while fewer than heldCap exist, else the one
+// used least recently.
 func (d *device) ctxFor(op *batchOp, key, gen uint64) (*execCtx, bool, error) {
 	d.ctxMu.Lock()
 	d.ctxTick++
