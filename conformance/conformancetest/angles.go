@@ -69,7 +69,7 @@ func TestGivensAngles(t *testing.T, b scans.Backend, many bool) {
 						t.Fatalf("%s %s %v k=%d N=%d: %v", op, dir, dt, d.K, d.N, err)
 					}
 					atol, rtol := conformance.Gate(op, dir, dt)
-					matchIEEE(t, fmt.Sprintf("%s %s %v k=%d N=%d angles %s", op, dir, dt, d.K, d.N, set.name), want, got, atol, rtol)
+					matchIEEE(t, fmt.Sprintf("%s %s %v k=%d N=%d angles %s", op, dir, dt, d.K, d.N, set.name), want, got, nil, atol, rtol)
 				}
 			}
 		}
