@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mingru/scans"
@@ -76,8 +75,7 @@ type Backend struct {
 	// share one device); Close leaves it open.
 	shareDev bool
 
-	lastNs atomic.Int64
-	lastOK atomic.Bool
+	last lastTime // LastKernelTime
 
 	life scans.Lifecycle // Close
 	tmu  sync.Mutex      // the queue bookkeeping of every Tensor
@@ -375,11 +373,48 @@ func (b *Backend) free(ts ...*Tensor) {
 // most recent operation (scaled by the device's timestampPeriod). ok is
 // false before any operation completed, or when the queue has no
 // timestamps.
+//
+// A synchronous call leaves its timestamps on the device: they are read
+// here, or before its command buffer is recorded or submitted again,
+// whichever comes first. A loop that never asks does not wait for them.
 func (b *Backend) LastKernelTime() (time.Duration, bool) {
-	if !b.lastOK.Load() {
-		return 0, false
+	b.last.settle()
+	return b.last.get()
+}
+
+// lastTime is the device time of a backend's most recent operation. A
+// synchronous call leaves it unread in the context it ran in (ctx) until
+// someone asks for it or the context is taken again (device.settle).
+type lastTime struct {
+	mu  sync.Mutex
+	ctx *execCtx // holds the unread timestamps, or nil
+	dev *device  // ctx's
+	ns  int64
+	ok  bool
+}
+
+// settle reads the timestamps w waits for, if any.
+func (w *lastTime) settle() {
+	w.mu.Lock()
+	c, d := w.ctx, w.dev
+	w.mu.Unlock()
+	if c != nil {
+		d.settle(c)
 	}
-	return time.Duration(b.lastNs.Load()), true
+}
+
+// set records a time read already (ok false: none) in place of an
+// unread one.
+func (w *lastTime) set(d time.Duration, ok bool) {
+	w.mu.Lock()
+	w.ctx, w.ns, w.ok = nil, int64(d), ok
+	w.mu.Unlock()
+}
+
+func (w *lastTime) get() (time.Duration, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return time.Duration(w.ns), w.ok
 }
 
 // PeakBytes implements scans.Instrumented: the most device bytes held at

@@ -85,7 +85,7 @@ func TestPoisonKnobFills(t *testing.T) {
 		k := kernel{module: "empty", T: 1, N: 1, groupsPerBatch: 1}
 		k.spec[specWG] = 1
 		k.binds[0] = operand{buf: out.buf, stride: 5, esize: int64(dt.Size()), out: true, poison: poisonPattern(dt)}
-		if _, _, err := b.dev.run([]kernel{k}, 3, true); err != nil {
+		if err := b.dev.run([]kernel{k}, 3, true, &b.last); err != nil {
 			t.Fatal(err)
 		}
 		h, err := b.Download(out)

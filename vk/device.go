@@ -97,6 +97,7 @@ type device struct {
 	lastDispatches atomic.Int64 // dispatches recorded by the last run (tests)
 	lastBarriers   atomic.Int64 // barriers between dispatches in the last recording (tests)
 	replays        atomic.Int64 // synchronous calls that submitted a held recording (tests)
+	stampReads     atomic.Int64 // timestamp reads of synchronous calls (tests)
 	// bufGen counts buffers destroyed and caller buffers wrapped: a held
 	// recording made before it changed may bind a buffer handle that now
 	// names another buffer, so it is not submitted again (see prepare).
@@ -471,6 +472,7 @@ func (d *device) destroy() {
 		}
 		d.freeAll()
 		for _, c := range d.ctxAll {
+			d.settle(c) // LastKernelTime stays true after Close
 			vk.DestroyQueryPool(d.dev, c.qpool, nil)
 			vk.DestroyDescriptorPool(d.dev, c.dpool, nil)
 			vk.DestroyFence(d.dev, c.fence, nil)

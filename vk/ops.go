@@ -222,13 +222,11 @@ func (c *call) run(ks ...kernel) error {
 	if c.q != nil {
 		return c.enqueue(ks)
 	}
-	dur, ok, err := c.dev.run(ks, int64(c.dims.B), c.b.poison)
+	err := c.dev.run(ks, int64(c.dims.B), c.b.poison, &c.b.last)
 	c.freeScratch()
 	if err != nil {
 		return c.failed(err)
 	}
-	c.b.lastNs.Store(int64(dur))
-	c.b.lastOK.Store(ok)
 	return nil
 }
 

@@ -204,8 +204,7 @@ func (q *Queue) flush() error {
 	if err != nil {
 		return &scans.QueueError{Backend: "vulkan", Ops: opNames(ops), Err: err}
 	}
-	b.lastNs.Store(int64(dur))
-	b.lastOK.Store(timed)
+	b.last.set(dur, timed)
 	return nil
 }
 

@@ -137,20 +137,20 @@ func (d *device) plan(ks []kernel, B int64, poison bool) (*batchOp, error) {
 }
 
 // run plans the kernels and executes them at once: the synchronous path.
-// It returns the time between the timestamps around the dispatches.
-func (d *device) run(ks []kernel, B int64, poison bool) (time.Duration, bool, error) {
+// The time between the timestamps around the dispatches goes to w.
+func (d *device) run(ks []kernel, B int64, poison bool, w *lastTime) error {
 	op, err := d.plan(ks, B, poison)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
-	return d.execute([]*batchOp{op})
+	return d.execute([]*batchOp{op}, w)
 }
 
 // execute records the operations into one command buffer, in order (see
 // record for the barriers between them), submits it once and
-// waits for its fence. It returns the time between timestamps written
-// before the first dispatch and after the last.
-func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
+// waits for its fence. The timestamps written before the first dispatch
+// and after the last are left for w to read (see lastTime).
+func (d *device) execute(ops []*batchOp, w *lastTime) error {
 	gen := d.bufGen.Load()
 	var one *batchOp
 	var key uint64
@@ -162,28 +162,27 @@ func (d *device) execute(ops []*batchOp) (time.Duration, bool, error) {
 	}
 	c, replay, err := d.ctxFor(one, key, gen)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
 	defer d.putCtx(c)
 	n, err := d.ready(c, ops, replay, key, gen)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
 	d.lastDispatches.Store(int64(n))
 	if err := d.submit(c); err != nil {
-		return 0, false, err
+		return err
 	}
 	if err := d.checkOpGuards(ops); err != nil {
-		return 0, false, err
+		return err
 	}
 	if !c.hasQry || n == 0 {
-		return 0, false, nil
+		w.set(0, false)
+		return nil
 	}
-	ts, err := d.timestamps(c, 2)
-	if err != nil {
-		return 0, false, err
-	}
-	return ts[0], true, nil
+	// Before putCtx: whoever takes c next reads them first (settle).
+	d.leave(c, w)
+	return nil
 }
 
 // ready makes c's command buffer hold ops, ready to submit. A

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mingru/scans"
 )
@@ -273,5 +274,128 @@ func TestStepReplays(t *testing.T) {
 		if i >= 2 && got != int64(n) {
 			t.Errorf("step %d: %d of its %d calls submitted a held recording", i, got, n)
 		}
+	}
+}
+
+// TestDeferredTimestamps: a synchronous call leaves its timestamps on the
+// device. Calls that alternate between two recordings read none;
+// LastKernelTime reads the last call's, which a call that takes the same
+// context again reads first. The time is the last call's: a call over
+// thousands of times the elements takes longer than one over a handful.
+func TestDeferredTimestamps(t *testing.T) {
+	b := testBackend(t)
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.hasTimestamps {
+		t.Skip("the device's compute queue has no timestamps")
+	}
+	r := seeded(t)
+	var held []scans.Tensor
+	defer func() {
+		for _, v := range held {
+			b.Release(v)
+		}
+	}()
+	tensor := func(lo, hi float32, shape ...int) scans.Tensor {
+		t.Helper()
+		h, _ := scans.NewHost(scans.F32, shape...)
+		for i := range h.Float32Data() {
+			h.Float32Data()[i] = lo + (hi-lo)*r.Float32()
+		}
+		v, err := b.Upload(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, v)
+		return v
+	}
+	// big: 8M elements; small: 4.
+	call := func(shape ...int) func() {
+		a, x, h := tensor(0.5, 1, shape...), tensor(-1, 1, shape...), tensor(-1, 1, shape...)
+		return func() {
+			t.Helper()
+			c := &scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: []scans.Tensor{a, x, nil}, Out: []scans.Tensor{h}}
+			if _, err := b.Run(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	big, small := call(8, 4096, 256), call(1, 4, 1)
+	reads := func(label string, want int64, f func()) {
+		t.Helper()
+		before := d.stampReads.Load()
+		f()
+		if got := d.stampReads.Load() - before; got != want {
+			t.Fatalf("%s: %d timestamp reads, want %d", label, got, want)
+		}
+	}
+	last := func() time.Duration {
+		t.Helper()
+		var dt time.Duration
+		reads("LastKernelTime", 1, func() {
+			var ok bool
+			if dt, ok = b.LastKernelTime(); !ok || dt <= 0 {
+				t.Fatalf("LastKernelTime = %v, %v after a call, want a positive time", dt, ok)
+			}
+		})
+		return dt
+	}
+	big()
+	small()
+	reads("alternating calls", 0, func() {
+		for range 3 {
+			big()
+			small()
+		}
+	})
+	tSmall := last()
+	reads("LastKernelTime again", 0, func() {
+		if dt, ok := b.LastKernelTime(); !ok || dt != tSmall {
+			t.Fatalf("LastKernelTime again = %v, %v, want %v", dt, ok, tSmall)
+		}
+	})
+	big()
+	reads("the same call twice", 1, big)
+	tBig := last()
+	t.Logf("big call %v, small call %v", tBig, tSmall)
+	if tBig <= 2*tSmall {
+		t.Fatalf("LastKernelTime after the big call %v, after the small one %v: not the last call's", tBig, tSmall)
+	}
+}
+
+// TestLastKernelTimeAfterClose: the timestamps a call left on the device
+// are read before Close destroys it, so LastKernelTime still gives them.
+func TestLastKernelTimeAfterClose(t *testing.T) {
+	testBackend(t) // skips without a device; checks the validation layer
+	b := New()     // a device of its own, which Close destroys
+	defer b.Close()
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.hasTimestamps {
+		t.Skip("the device's compute queue has no timestamps")
+	}
+	r := seeded(t)
+	args := make([]scans.Tensor, 2)
+	for i := range args {
+		h, _ := scans.NewHost(scans.F32, 2, 33, 5)
+		for j := range h.Float32Data() {
+			h.Float32Data()[j] = 0.5 + 0.5*r.Float32()
+		}
+		if args[i], err = b.Upload(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Run(&scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: append(args, nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if dt, ok := b.LastKernelTime(); !ok || dt <= 0 {
+		t.Fatalf("LastKernelTime after Close = %v, %v, want the last call's time", dt, ok)
 	}
 }

@@ -4,6 +4,7 @@ package vk
 
 import (
 	"fmt"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -31,6 +32,10 @@ type execCtx struct {
 	open bool
 	held recording
 	used uint64
+	// stampMu guards watcher, the lastTime that waits for the
+	// timestamps of c's last submission (see settle).
+	stampMu sync.Mutex
+	watcher *lastTime
 }
 
 // heldCap is how many contexts may hold a synchronous call's recording
@@ -82,6 +87,7 @@ func (d *device) ctxFor(op *batchOp, key, gen uint64) (*execCtx, bool, error) {
 		d.ctxFree = append(d.ctxFree[:pick], d.ctxFree[pick+1:]...)
 		c.used = tick
 		d.ctxMu.Unlock()
+		d.settle(c)
 		return c, matched, nil
 	}
 	d.ctxMu.Unlock()
@@ -140,6 +146,43 @@ func (d *device) newCtx() (*execCtx, error) {
 	d.ctxAll = append(d.ctxAll, c)
 	d.ctxMu.Unlock()
 	return c, nil
+}
+
+// leave makes w wait for the timestamps of c's last submission, which
+// ran to completion: they are read when w is asked for them (lastTime.settle)
+// or before c is taken again (settle), whichever comes first. c must not
+// yet be back among the free contexts.
+func (d *device) leave(c *execCtx, w *lastTime) {
+	c.stampMu.Lock()
+	c.watcher = w
+	w.mu.Lock()
+	w.ctx, w.dev = c, d
+	w.mu.Unlock()
+	c.stampMu.Unlock()
+}
+
+// settle reads the timestamps of c's last submission into the lastTime
+// that waits for them, if one still does. ctxFor calls it before c is
+// recorded or submitted again, destroy before c goes.
+func (d *device) settle(c *execCtx) {
+	c.stampMu.Lock()
+	defer c.stampMu.Unlock()
+	w := c.watcher
+	if w == nil {
+		return
+	}
+	c.watcher = nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctx != c {
+		return // w has a later operation's time
+	}
+	d.stampReads.Add(1)
+	ts, err := d.timestamps(c, 2)
+	w.ctx, w.ns, w.ok = nil, 0, false
+	if err == nil {
+		w.ns, w.ok = int64(ts[0]), true
+	}
 }
 
 func (d *device) putCtx(c *execCtx) {
