@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -397,5 +398,59 @@ func TestLastKernelTimeAfterClose(t *testing.T) {
 	}
 	if dt, ok := b.LastKernelTime(); !ok || dt <= 0 {
 		t.Fatalf("LastKernelTime after Close = %v, %v, want the last call's time", dt, ok)
+	}
+}
+
+// TestConcurrentTimestamps: goroutines that share a backend make
+// synchronous calls and ask for LastKernelTime after some of them; each
+// answer is a time (run it with -race to check the locking).
+func TestConcurrentTimestamps(t *testing.T) {
+	b := testBackend(t)
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.hasTimestamps {
+		t.Skip("the device's compute queue has no timestamps")
+	}
+	r := seeded(t)
+	const workers, calls = 4, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		args := make([]scans.Tensor, 2)
+		for i := range args {
+			h, _ := scans.NewHost(scans.F32, 1, 8+w, 3)
+			for j := range h.Float32Data() {
+				h.Float32Data()[j] = 0.5 + 0.5*r.Float32()
+			}
+			if args[i], err = b.Upload(h); err != nil {
+				t.Fatal(err)
+			}
+			defer b.Release(args[i])
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				out, err := b.Run(&scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: []scans.Tensor{args[0], args[1], nil}})
+				if err != nil {
+					errs <- err
+					return
+				}
+				b.Release(out[0])
+				if i%2 == w%2 {
+					if dt, ok := b.LastKernelTime(); !ok || dt <= 0 {
+						errs <- fmt.Errorf("LastKernelTime = %v, %v after a call", dt, ok)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
