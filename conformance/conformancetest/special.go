@@ -88,12 +88,12 @@ func TestSpecialValues(t *testing.T, b scans.Backend) {
 // (atol, rtol) elsewhere. It reports the first few mismatches under label
 // and returns the number of non-finite elements of want.
 //
-// wide, when not nil, is the reference's result in f32 on the same
-// inputs, for want in a 16-bit type: at the edge of that type's range,
-// where one of want and got is infinite and the other finite, got passes
-// when it is the rounding of a value within the gate of wide's (see
+// exact, when not nil, holds each output's exact values in float64
+// (before any rounding): at the edge of the float range, where one of
+// want and got is infinite and the other finite, got passes when it is
+// the rounding of a value within the gate of the exact one (see
 // overflowEdge).
-func matchIEEE(t *testing.T, label string, want, got, wide []*scans.Host, atol, rtol float64) (nonFinite int) {
+func matchIEEE(t *testing.T, label string, want, got []*scans.Host, exact [][]float64, atol, rtol float64) (nonFinite int) {
 	t.Helper()
 	for k := range want {
 		if want[k] == nil {
@@ -115,8 +115,8 @@ func matchIEEE(t *testing.T, label string, want, got, wide []*scans.Host, atol, 
 			default:
 				ok = !math.IsNaN(gf) && math.Abs(gf-wf) <= atol+rtol*math.Abs(wf)
 			}
-			if !ok && wide != nil && !math.IsNaN(gf) && (math.IsInf(wf, 0) || math.IsInf(gf, 0)) {
-				ok = overflowEdge(want[k].DType(), float64(wide[k].At(i)), gf, atol, rtol)
+			if !ok && exact != nil && !math.IsNaN(gf) && (math.IsInf(wf, 0) || math.IsInf(gf, 0)) {
+				ok = overflowEdge(want[k].DType(), exact[k][i], gf, atol, rtol)
 			}
 			if !ok {
 				if bad < 3 {
@@ -130,9 +130,9 @@ func matchIEEE(t *testing.T, label string, want, got, wide []*scans.Host, atol, 
 }
 
 // overflowEdge says whether g is what rounding to dt makes of some value
-// within the gate of r, the reference's f32 result before its rounding to
-// dt. Near the largest finite value of a 16-bit type, a result inside the
-// gate may round to it or to infinity: both are right.
+// within the gate of r, an exact result. Near the largest finite value of
+// dt, a result inside the gate may round to it or to infinity: both are
+// right.
 func overflowEdge(dt scans.DType, r, g, atol, rtol float64) bool {
 	if math.IsNaN(r) {
 		return false
@@ -141,38 +141,6 @@ func overflowEdge(dt scans.DType, r, g, atol, rtol float64) bool {
 	lo := float64(scans.RoundTo(dt, float32(r-tol)))
 	hi := float64(scans.RoundTo(dt, float32(r+tol)))
 	return lo <= g && g <= hi
-}
-
-// wideRef runs op in direction dir on the reference ref with in's inputs
-// widened to f32 (the backward with h), for matchIEEE's edge of the
-// range; nil when in is f32 already.
-func wideRef(t *testing.T, ref scans.Backend, op scans.Op, dir scans.Direction, in *bench.InputSet, h *scans.Host, label string) []*scans.Host {
-	t.Helper()
-	if in.DType == scans.F32 {
-		return nil
-	}
-	widen := func(x *scans.Host) *scans.Host {
-		if x == nil {
-			return nil
-		}
-		w, err := scans.Convert(scans.F32, x.Float32s(), x.Shape()...)
-		if err != nil {
-			t.Fatalf("%s: widening the inputs: %v", label, err)
-		}
-		return w
-	}
-	wide := *in
-	wide.DType = scans.F32
-	wide.Args = make([]*scans.Host, len(in.Args))
-	for i, x := range in.Args {
-		wide.Args[i] = widen(x)
-	}
-	wide.Grad = widen(in.Grad)
-	out, err := bench.Run(ref, op, dir, &wide, widen(h))
-	if err != nil {
-		t.Fatalf("%s: the reference in f32: %v", label, err)
-	}
-	return out
 }
 
 // againstRef runs op in direction dir on in, on the reference ref and on

@@ -1,11 +1,15 @@
 package conformancetest
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/mingru/scans"
+	"github.com/mingru/scans/bench"
 	"github.com/mingru/scans/conformance"
 	"github.com/mingru/scans/eager"
+	"github.com/mingru/scans/reference"
 )
 
 // TestConformanceEager runs the conformance matrix on eager against the
@@ -21,6 +25,39 @@ func TestConformanceEager(t *testing.T) {
 	for _, r := range conformance.Parity(eager.New(), nil, cases, nil) {
 		if !r.Pass {
 			t.Errorf("%s (seed %d)", r.Summary(), r.Seed)
+		}
+	}
+}
+
+// TestLogScan64 holds TestLogRange's float64 scan to the float64
+// reference backend, on every regime TestLogRange draws from: the two
+// agree to f32 rounding, infinities included.
+func TestLogScan64(t *testing.T) {
+	op, ref := scans.OpParallelScanLog, reference.New()
+	for ri, lr := range logRanges {
+		d := scans.Dims{B: 2, T: 37, N: 3, K: 1, V: 1}
+		rng := rand.New(rand.NewPCG(TestSeed(), uint64(ri)))
+		in, err := bench.InputsInit(op, d, scans.F32, bench.Typical, true, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc, lv := in.Args[0], in.Args[1]
+		for i := range lc.Len() {
+			lc.Set(i, float32(lr.lc(rng, i/d.N%d.T)))
+		}
+		for i := range lv.Len() {
+			lv.Set(i, float32(lr.lv(rng, i/d.N%(d.T+1))))
+		}
+		out, err := bench.Run(ref, op, scans.Forward, in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := out[0].Float32s(), logScan64(lc, lv, d)
+		for i, w := range want {
+			g := float32(got[i])
+			if g != w && math.Abs(float64(g-w)) > 1e-6*math.Abs(float64(w)) {
+				t.Fatalf("%s: element %d: %v, the reference %v", lr.name, i, got[i], w)
+			}
 		}
 	}
 }
