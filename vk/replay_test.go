@@ -214,15 +214,7 @@ func TestStepReplays(t *testing.T) {
 	const B, T, D, layers = 2, 17, 9, 8
 	random := func(lo, hi float32, shape ...int) scans.Tensor {
 		t.Helper()
-		h, _ := scans.NewHost(scans.F32, shape...)
-		for i := range h.Float32Data() {
-			h.Float32Data()[i] = lo + (hi-lo)*r.Float32()
-		}
-		v, err := b.Upload(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+		return uniform(t, b, r, lo, hi, shape...)
 	}
 	var ins []scans.Tensor
 	for range layers {
@@ -284,14 +276,7 @@ func TestStepReplays(t *testing.T) {
 // context again reads first. The time is the last call's: a call over
 // thousands of times the elements takes longer than one over a handful.
 func TestDeferredTimestamps(t *testing.T) {
-	b := testBackend(t)
-	d, err := b.device()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !d.hasTimestamps {
-		t.Skip("the device's compute queue has no timestamps")
-	}
+	b, d := timedBackend(t)
 	r := seeded(t)
 	var held []scans.Tensor
 	defer func() {
@@ -301,14 +286,7 @@ func TestDeferredTimestamps(t *testing.T) {
 	}()
 	tensor := func(lo, hi float32, shape ...int) scans.Tensor {
 		t.Helper()
-		h, _ := scans.NewHost(scans.F32, shape...)
-		for i := range h.Float32Data() {
-			h.Float32Data()[i] = lo + (hi-lo)*r.Float32()
-		}
-		v, err := b.Upload(h)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := uniform(t, b, r, lo, hi, shape...)
 		held = append(held, v)
 		return v
 	}
@@ -380,17 +358,8 @@ func TestLastKernelTimeAfterClose(t *testing.T) {
 		t.Skip("the device's compute queue has no timestamps")
 	}
 	r := seeded(t)
-	args := make([]scans.Tensor, 2)
-	for i := range args {
-		h, _ := scans.NewHost(scans.F32, 2, 33, 5)
-		for j := range h.Float32Data() {
-			h.Float32Data()[j] = 0.5 + 0.5*r.Float32()
-		}
-		if args[i], err = b.Upload(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := b.Run(&scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: append(args, nil)}); err != nil {
+	a, x := uniform(t, b, r, 0.5, 1, 2, 33, 5), uniform(t, b, r, -1, 1, 2, 33, 5)
+	if _, err := b.Run(&scans.Call{Op: scans.OpLinearScan, Dir: scans.Forward, Args: []scans.Tensor{a, x, nil}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {
@@ -405,30 +374,15 @@ func TestLastKernelTimeAfterClose(t *testing.T) {
 // synchronous calls and ask for LastKernelTime after some of them; each
 // answer is a time (run it with -race to check the locking).
 func TestConcurrentTimestamps(t *testing.T) {
-	b := testBackend(t)
-	d, err := b.device()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !d.hasTimestamps {
-		t.Skip("the device's compute queue has no timestamps")
-	}
+	b, _ := timedBackend(t)
 	r := seeded(t)
 	const workers, calls = 4, 40
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
-		args := make([]scans.Tensor, 2)
-		for i := range args {
-			h, _ := scans.NewHost(scans.F32, 1, 8+w, 3)
-			for j := range h.Float32Data() {
-				h.Float32Data()[j] = 0.5 + 0.5*r.Float32()
-			}
-			if args[i], err = b.Upload(h); err != nil {
-				t.Fatal(err)
-			}
-			defer b.Release(args[i])
-		}
+		args := []scans.Tensor{uniform(t, b, r, 0.5, 1, 1, 8+w, 3), uniform(t, b, r, -1, 1, 1, 8+w, 3)}
+		defer b.Release(args[0])
+		defer b.Release(args[1])
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -453,4 +407,34 @@ func TestConcurrentTimestamps(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// timedBackend is testBackend and its device, skipping the test where
+// the device's queue has no timestamps.
+func timedBackend(t *testing.T) (*Backend, *device) {
+	t.Helper()
+	b := testBackend(t)
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.hasTimestamps {
+		t.Skip("the device's compute queue has no timestamps")
+	}
+	return b, d
+}
+
+// uniform uploads to b a new f32 tensor of the given shape with entries
+// drawn uniformly from [lo, hi).
+func uniform(t *testing.T, b scans.Backend, r *rand.Rand, lo, hi float32, shape ...int) scans.Tensor {
+	t.Helper()
+	h, _ := scans.NewHost(scans.F32, shape...)
+	for i := range h.Float32Data() {
+		h.Float32Data()[i] = lo + (hi-lo)*r.Float32()
+	}
+	v, err := b.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

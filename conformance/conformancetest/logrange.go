@@ -66,6 +66,23 @@ var logRanges = []logRange{
 	},
 }
 
+// draw returns parallel_scan_log's inputs at d in dt, drawn from lr.
+func (lr logRange) draw(t *testing.T, d scans.Dims, dt scans.DType, rng *rand.Rand) *bench.InputSet {
+	t.Helper()
+	in, err := bench.InputsInit(scans.OpParallelScanLog, d, dt, bench.Typical, true, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc, lv := in.Args[0], in.Args[1]
+	for i := range lc.Len() {
+		lc.Set(i, float32(lr.lc(rng, i/d.N%d.T)))
+	}
+	for i := range lv.Len() {
+		lv.Set(i, float32(lr.lv(rng, i/d.N%(d.T+1))))
+	}
+	return in
+}
+
 // TestLogRange runs parallel_scan_log's forward on b with inputs drawn
 // from logRanges (fresh draws, T = 40 and 300 to reach the chunked paths,
 // every element type with an even D for the 16-bit kernels that take two
@@ -83,17 +100,8 @@ func TestLogRange(t *testing.T, b scans.Backend) {
 			for _, dt := range scans.DTypes {
 				d := scans.Dims{B: 3, T: T, N: 4, K: 1, V: 1}
 				rng := rand.New(rand.NewPCG(seed, uint64(ri*10000+T*10+int(dt))))
-				in, err := bench.InputsInit(op, d, dt, bench.Typical, true, rng)
-				if err != nil {
-					t.Fatal(err)
-				}
+				in := lr.draw(t, d, dt, rng)
 				lc, lv := in.Args[0], in.Args[1]
-				for i := range lc.Len() {
-					lc.Set(i, float32(lr.lc(rng, i/d.N%d.T)))
-				}
-				for i := range lv.Len() {
-					lv.Set(i, float32(lr.lv(rng, i/d.N%(d.T+1))))
-				}
 				label := fmt.Sprintf("%s %v T=%d %s", op, dt, T, lr.name)
 				want, got := againstRef(t, ref, b, op, scans.Forward, in, label)
 				atol, rtol := conformance.Gate(op, scans.Forward, dt)

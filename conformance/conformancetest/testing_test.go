@@ -36,18 +36,8 @@ func TestLogScan64(t *testing.T) {
 	op, ref := scans.OpParallelScanLog, reference.New()
 	for ri, lr := range logRanges {
 		d := scans.Dims{B: 2, T: 37, N: 3, K: 1, V: 1}
-		rng := rand.New(rand.NewPCG(TestSeed(), uint64(ri)))
-		in, err := bench.InputsInit(op, d, scans.F32, bench.Typical, true, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := lr.draw(t, d, scans.F32, rand.New(rand.NewPCG(TestSeed(), uint64(ri))))
 		lc, lv := in.Args[0], in.Args[1]
-		for i := range lc.Len() {
-			lc.Set(i, float32(lr.lc(rng, i/d.N%d.T)))
-		}
-		for i := range lv.Len() {
-			lv.Set(i, float32(lr.lv(rng, i/d.N%(d.T+1))))
-		}
 		out, err := bench.Run(ref, op, scans.Forward, in, nil)
 		if err != nil {
 			t.Fatal(err)
