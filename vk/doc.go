@@ -47,7 +47,9 @@
 // A call waits for its work. A call that repeats a recent one on the same
 // tensors (a loop's call, whose outputs come back from the pool or are
 // given) submits the command buffer recorded for that one again instead
-// of recording anew. A Queue (NewQueue) records calls into command buffers
+// of recording anew. The timestamps around a call's work are read when
+// LastKernelTime asks for them, so a loop that does not ask does not wait
+// for them. A Queue (NewQueue) records calls into command buffers
 // submitted without waiting, and Wait waits once.
 // Released device memory is pooled (CachedBytes, EmptyCache); Close frees
 // everything.
