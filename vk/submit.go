@@ -149,9 +149,9 @@ func (d *device) newCtx() (*execCtx, error) {
 }
 
 // leave makes w wait for the timestamps of c's last submission, which
-// ran to completion: they are read when w is asked for them (lastTime.settle)
-// or before c is taken again (settle), whichever comes first. c must not
-// yet be back among the free contexts.
+// ran to completion: they are read when w is asked for them
+// (lastTime.settle) or before c is taken again (settle), whichever comes
+// first. c must not yet be back among the free contexts.
 func (d *device) leave(c *execCtx, w *lastTime) {
 	c.stampMu.Lock()
 	c.watcher = w
